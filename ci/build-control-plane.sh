@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# Build the control-plane binaries npu-emu's cluster harness runs, from Go
+# modules only (no Docker, no release downloads):
+#
+#   etcd, kube-apiserver, kube-controller-manager, kwok, kwokctl,
+#   vc-scheduler, vc-controller-manager
+#
+# into a per-version cache directory outside the repository, skipping binaries
+# that are already there. Prints the directory on the last line of stdout.
+#
+#   ci/build-control-plane.sh            # build what is missing
+#   ci/build-control-plane.sh --print-dir   # only print the target directory
+#   ci/build-control-plane.sh --force    # rebuild everything
+#   ci/build-control-plane.sh --only=etcd,kwok   # groups: etcd kwok kubernetes volcano
+#
+# Environment:
+#   NPU_EMU_BIN_DIR   target directory (default ~/.cache/npu-emu/bin/<version-set>)
+#   GO                go command (default: go on PATH, else /usr/local/go/bin/go)
+#   NPU_EMU_BUILD_P   value for go build -p (default: number of CPUs)
+#
+# See docs/control-plane.md for the recipe and the measured build times.
+set -euo pipefail
+
+K8S_VERSION=v1.35.3
+ETCD_VERSION=v3.6.10
+KWOK_VERSION=v0.8.0
+VOLCANO_VERSION=v1.15.1
+VERSION_SET="k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}_volcano-${VOLCANO_VERSION}"
+
+CI_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BIN_DIR=${NPU_EMU_BIN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/npu-emu/bin/${VERSION_SET}}
+
+FORCE=0
+ONLY=""
+for arg in "$@"; do
+  case $arg in
+    --only=*) ONLY=",${arg#--only=}," ;;
+    --print-dir) echo "$BIN_DIR"; exit 0 ;;
+    --force) FORCE=1 ;;
+    -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "build-control-plane: unknown argument: $arg" >&2; exit 2 ;;
+  esac
+done
+
+if [[ -z ${GO:-} ]]; then
+  if command -v go >/dev/null 2>&1; then GO=go
+  elif [[ -x /usr/local/go/bin/go ]]; then GO=/usr/local/go/bin/go
+  else echo "build-control-plane: no Go toolchain found (need Go >= 1.26; set GO=...)" >&2; exit 1
+  fi
+fi
+P=${NPU_EMU_BUILD_P:-$(nproc 2>/dev/null || echo 2)}
+LOG_DIR="$BIN_DIR/.logs"
+mkdir -p "$BIN_DIR" "$LOG_DIR"
+export CGO_ENABLED=0
+# Never let a developer's GOFLAGS (e.g. -mod=vendor) change what is built.
+export GOFLAGS=-buildvcs=false
+TIMES_FILE="$BIN_DIR/.build-times"
+
+log() { printf '[build-control-plane %s] %s\n' "$(date -u +%H:%M:%S)" "$*"; }
+
+# have NAME... -> success when every named binary exists and is executable
+have() {
+  [[ $FORCE == 1 ]] && return 1
+  local b
+  for b in "$@"; do [[ -x "$BIN_DIR/$b" ]] || return 1; done
+}
+
+FAILED=()
+# build LABEL "BIN1 BIN2" command... : run the command (which writes into
+# $STAGE), move the produced binaries into $BIN_DIR atomically, time it.
+build() {
+  local label=$1 bins=$2; shift 2
+  if [[ -n $ONLY && $ONLY != *",$label,"* && ( $label != kube-* || $ONLY != *",kubernetes,"* ) ]]; then
+    log "$label: not selected (--only), skipping"; return 0
+  fi
+  # shellcheck disable=SC2086
+  if have $bins; then log "$label: already built, skipping"; return 0; fi
+  STAGE=$(mktemp -d "$BIN_DIR/.stage.XXXXXX")
+  local logf="$LOG_DIR/$label.log" start end rc=0
+  log "$label: building ($bins) ... log: $logf"
+  start=$(date +%s)
+  "$@" >"$logf" 2>&1 || rc=$?
+  end=$(date +%s)
+  if [[ $rc != 0 ]]; then
+    log "$label: FAILED after $((end - start))s (exit $rc). Last lines of $logf:"
+    tail -n 25 "$logf" | sed 's/^/    /'
+    FAILED+=("$label")
+    rm -rf "$STAGE"
+    return 0
+  fi
+  local b
+  for b in $bins; do
+    if [[ ! -x "$STAGE/$b" ]]; then
+      log "$label: FAILED: the build did not produce $b (see $logf)"
+      FAILED+=("$label"); rm -rf "$STAGE"; return 0
+    fi
+  done
+  for b in $bins; do mv -f "$STAGE/$b" "$BIN_DIR/$b"; done
+  rm -rf "$STAGE"
+  log "$label: done in $((end - start))s"
+  printf '%s\t%s\t%ss\n' "$(date -u +%FT%TZ)" "$label" "$((end - start))" >>"$TIMES_FILE"
+}
+
+# ---- recipes --------------------------------------------------------------
+
+build_etcd() {
+  cd "$CI_DIR/etcd" || return 1
+  "$GO" build -p "$P" -trimpath -ldflags "-s -w" -o "$STAGE/etcd" go.etcd.io/etcd/server/v3
+}
+
+K8S_MINOR=${K8S_VERSION#v1.}; K8S_MINOR=${K8S_MINOR%%.*}
+K8S_LDFLAGS="-s -w \
+ -X k8s.io/component-base/version.gitVersion=${K8S_VERSION} \
+ -X k8s.io/component-base/version.gitMajor=1 \
+ -X k8s.io/component-base/version.gitMinor=${K8S_MINOR} \
+ -X k8s.io/component-base/version.gitTreeState=clean \
+ -X k8s.io/client-go/pkg/version.gitVersion=${K8S_VERSION} \
+ -X k8s.io/client-go/pkg/version.gitMajor=1 \
+ -X k8s.io/client-go/pkg/version.gitMinor=${K8S_MINOR} \
+ -X k8s.io/client-go/pkg/version.gitTreeState=clean"
+
+build_k8s() {
+  cd "$CI_DIR/k8s" || return 1
+  # One invocation for both: the shared packages compile once and the two
+  # links run in parallel.
+  "$GO" build -p "$P" -trimpath -ldflags "$K8S_LDFLAGS" -o "$STAGE/" "$@"
+}
+
+build_kwok() {
+  # kwok's go.mod has no replace directives, so plain `go install` works.
+  GOBIN="$STAGE" "$GO" install -p "$P" -trimpath -ldflags "-s -w \
+    -X sigs.k8s.io/kwok/pkg/consts.Version=${KWOK_VERSION} \
+    -X sigs.k8s.io/kwok/pkg/consts.KubeVersion=${K8S_VERSION}" \
+    "sigs.k8s.io/kwok/cmd/kwok@${KWOK_VERSION}" "sigs.k8s.io/kwok/cmd/kwokctl@${KWOK_VERSION}"
+}
+
+build_volcano() {
+  cd "$CI_DIR/volcano" || return 1
+  # volcano.sh/apis v1.15.x is not on the module proxy: build against v1.14.0
+  # plus the one constant v1.15.1 needs (see go.mod and docs/control-plane.md).
+  local modcache apis overlay
+  modcache=$("$GO" env GOMODCACHE) || return 1
+  "$GO" mod download volcano.sh/apis || return 1
+  apis=$("$GO" list -m -f '{{.Dir}}' volcano.sh/apis) || return 1
+  [[ -d $apis ]] || { echo "volcano.sh/apis not in module cache ($modcache)"; return 1; }
+  overlay="$STAGE/overlay.json"
+  printf '{"Replace":{"%s":"%s"}}\n' \
+    "$apis/pkg/apis/scheduling/v1beta1/zz_npu_emu_compat.go" \
+    "$CI_DIR/volcano/compat/queue_allocation_gate.go.in" >"$overlay"
+  local ld="-s -w -X volcano.sh/volcano/pkg/version.Version=${VOLCANO_VERSION} \
+    -X volcano.sh/volcano/pkg/version.GitSHA=${VOLCANO_VERSION} \
+    -X volcano.sh/volcano/pkg/version.Built=module-build"
+  "$GO" build -p "$P" -trimpath -overlay "$overlay" -ldflags "$ld" -o "$STAGE/vc-scheduler" volcano.sh/volcano/cmd/scheduler || return 1
+  "$GO" build -p "$P" -trimpath -overlay "$overlay" -ldflags "$ld" -o "$STAGE/vc-controller-manager" volcano.sh/volcano/cmd/controller-manager
+}
+
+# ---- run ------------------------------------------------------------------
+
+T0=$(date +%s)
+log "target: $BIN_DIR ($("$GO" version), -p $P, CGO_ENABLED=0)"
+# Cheapest first, so a broken toolchain or proxy shows up within a minute.
+build etcd "etcd" build_etcd
+build kwok "kwok kwokctl" build_kwok
+if have kube-apiserver && ! have kube-controller-manager; then
+  build kube-controller-manager "kube-controller-manager" build_k8s k8s.io/kubernetes/cmd/kube-controller-manager
+elif ! have kube-apiserver && have kube-controller-manager; then
+  build kube-apiserver "kube-apiserver" build_k8s k8s.io/kubernetes/cmd/kube-apiserver
+else
+  build kubernetes "kube-apiserver kube-controller-manager" build_k8s \
+    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
+fi
+build volcano "vc-scheduler vc-controller-manager" build_volcano
+T1=$(date +%s)
+
+if [[ ${#FAILED[@]} -gt 0 ]]; then
+  log "FAILED components: ${FAILED[*]} (total $((T1 - T0))s). Logs in $LOG_DIR" >&2
+  exit 1
+fi
+log "all binaries present in $BIN_DIR (total $((T1 - T0))s)"
+echo "$BIN_DIR"
