@@ -1,0 +1,1 @@
+"""Kubelet device-plugin API v1beta1: api.proto, its generated stubs, and the protocol constants."""
