@@ -1,0 +1,155 @@
+"""Where npu-smi (and hccn_tool) get the node state from; stdlib only.
+
+Order: env NPU_EMU_STATE_FILE, then the in-container file the devfs materialiser writes, then the REST
+service (NPU_EMU_URL, http:// or unix://). ASCEND_VISIBLE_DEVICES filters the chips by physical id.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any
+
+Node = dict[str, Any]
+Chip = dict[str, Any]
+
+CONTAINER_STATE_FILE = "/usr/local/Ascend/driver/npu-emu/node.json"
+DEFAULT_URL = "http://127.0.0.1:8910"
+TIMEOUT_S = 5.0
+MAX_RANGE_RIGHT = 128  # the runtime rejects range right bounds above this (reference §8.1)
+
+
+class SourceError(Exception):
+    """The emulated driver could not be reached or returned something unusable."""
+
+
+class VisibleDevicesError(ValueError):
+    """ASCEND_VISIBLE_DEVICES does not parse the way the runtime parses it."""
+
+
+def load_state(env: dict[str, str] | None = None) -> tuple[Node, list[Chip]]:
+    """Return (node, chips) with chips filtered by ASCEND_VISIBLE_DEVICES and sorted by phy_id."""
+    env = dict(os.environ) if env is None else env
+    path = env.get("NPU_EMU_STATE_FILE")
+    if not path and os.path.exists(CONTAINER_STATE_FILE):
+        path = CONTAINER_STATE_FILE
+    doc = _read_file(path) if path else _fetch(env.get("NPU_EMU_URL") or DEFAULT_URL, env.get("NPU_EMU_NODE"))
+    node, chips = _split(doc)
+    visible = env.get("ASCEND_VISIBLE_DEVICES")
+    if visible is not None:
+        wanted = parse_visible_devices(visible)
+        chips = [c for c in chips if c.get("phy_id") in wanted]
+    return node, sorted(chips, key=lambda c: int(c.get("phy_id", 0)))
+
+
+def parse_visible_devices(value: str) -> set[int]:
+    """Parse the forms the Ascend runtime accepts: `0`, `1,3`, `0-2,4`, `Ascend910-1`, `npu-1`.
+
+    Empty or `void` means no NPU. Mixing plain ids and names is rejected, as the runtime does.
+    """
+    value = value.strip()
+    if value in ("", "void"):
+        return set()
+    ids: set[int] = set()
+    kinds: set[str] = set()
+    for item in (p.strip() for p in value.split(",")):
+        named = re.fullmatch(r"(?:Ascend\d+[A-Za-z0-9]*|npu)-(\d+)", item)
+        if named:
+            kinds.add("name")
+            ids.add(int(named.group(1)))
+            continue
+        kinds.add("id")
+        if "-" in item:
+            left, _, right = item.partition("-")
+            if not (left.isdigit() and right.isdigit()):
+                raise VisibleDevicesError(f"invalid device range: {item}")
+            lo, hi = int(left), int(right)
+            if lo > hi:
+                raise VisibleDevicesError(f"left boarder ({lo}) should not be larger than the right one({hi})")
+            if hi > MAX_RANGE_RIGHT:
+                raise VisibleDevicesError(f"invalid device range: {item}")
+            ids.update(range(lo, hi + 1))
+        elif item.isdigit():
+            ids.add(int(item))
+        else:
+            raise VisibleDevicesError(f"invalid single device parameter: {item}")
+    if len(kinds) > 1:
+        raise VisibleDevicesError(f"mixing device ids and names is not supported: {value}")
+    return ids
+
+
+def _split(doc: Any) -> tuple[Node, list[Chip]]:
+    if not isinstance(doc, dict):
+        raise SourceError("node state is not a JSON object")
+    if "node" in doc:
+        node, chips = doc["node"], doc.get("chips", [])
+    else:  # the REST shape: node object plus "chips"
+        node, chips = doc, doc.get("chips", [])
+    if not isinstance(node, dict) or not isinstance(chips, list):
+        raise SourceError("node state has no node object or no chip list")
+    return node, [c for c in chips if isinstance(c, dict)]
+
+
+def _read_file(path: str) -> Any:
+    try:
+        with open(path, "rb") as f:
+            return json.loads(f.read())
+    except (OSError, ValueError) as e:
+        raise SourceError(f"cannot read node state {path}: {e}") from None
+
+
+def _fetch(url: str, node: str | None) -> Any:
+    if node:
+        return _get_json(url, "/v1/nodes/" + _quote(node))
+    nodes = _get_json(url, "/v1/nodes")
+    if isinstance(nodes, dict):  # tolerate {"items": [...]} / {"nodes": [...]}
+        nodes = nodes.get("items", nodes.get("nodes", []))
+    if not nodes:
+        raise SourceError(f"emulator at {url} has no nodes")
+    return _get_json(url, "/v1/nodes/" + _quote(str(nodes[0]["name"])))
+
+
+def _quote(s: str) -> str:
+    return "".join(c if c.isalnum() or c in "-._~" else "%%%02X" % ord(c) for c in s)
+
+
+def _get_json(url: str, path: str) -> Any:
+    import http.client  # only on the REST path: it drags in the email package
+    import socket
+
+    class UnixConnection(http.client.HTTPConnection):
+        def __init__(self, sock_path: str) -> None:
+            super().__init__("localhost", timeout=TIMEOUT_S)
+            self.sock_path = sock_path
+
+        def connect(self) -> None:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(TIMEOUT_S)
+            s.connect(self.sock_path)
+            self.sock = s
+
+    conn: http.client.HTTPConnection
+    prefix = ""
+    if url.startswith("unix://"):
+        conn = UnixConnection(url[len("unix://"):])
+    elif url.startswith("http://"):
+        hostport, _, base = url[len("http://"):].partition("/")
+        prefix = "/" + base.rstrip("/") if base else ""
+        conn = http.client.HTTPConnection(hostport, timeout=TIMEOUT_S)
+    else:
+        raise SourceError(f"unsupported NPU_EMU_URL {url!r}: use http://host:port or unix:///path.sock")
+    try:
+        conn.request("GET", prefix + path, headers={"Accept": "application/json"})
+        resp = conn.getresponse()
+        body = resp.read()
+    except OSError as e:
+        raise SourceError(f"emulator unreachable at {url}: {e}") from None
+    finally:
+        conn.close()
+    if resp.status != 200:
+        raise SourceError(f"emulator at {url} answered {resp.status} for GET {path}: {body[:200]!r}")
+    try:
+        return json.loads(body)
+    except ValueError as e:
+        raise SourceError(f"emulator at {url} returned invalid JSON for GET {path}: {e}") from None
