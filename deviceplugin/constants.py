@@ -42,7 +42,8 @@ CM_KEY_UPGRADE_FAULT_REASON = "UpgradeFaultReason"
 CM_KEY_DESCRIPTION = "Description"
 CM_DESCRIPTION = (
     "The field[xxx.com/xxx] is sunset. Volcano has the ability to maintain the usage status of chips on its "
-    "own, and can temporarily use this field by configuring the Volcano parameter 'self-maintain-available-card'"
+    "own, and can temporarily use this field by configuring the Volcano parameter "
+    "'self-maintain-available-card'"
 )
 DL_FAULT = RESOURCE_NAME + "-Fault"
 DL_NETWORK_UNHEALTHY = RESOURCE_NAME + "-NetworkUnhealthy"
