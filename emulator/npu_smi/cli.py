@@ -2,6 +2,7 @@
 
 Errors print to stdout like the real tool (it writes with printf), and exit non-zero.
 """
+# ruff: noqa: UP031  -- printf-style on purpose: the formats mirror the C source of npu-smi
 
 from __future__ import annotations
 
@@ -116,7 +117,7 @@ def _parse_info(args: list[str]) -> dict[str, Any]:
             raise UsageError("npu-emu does not emulate 'npu-smi info %s'\n" % a)
         elif a in ("-t", "-i", "-c", "-p"):
             value = next(it, None)
-            if value is None or value.startswith("-") and a == "-t":
+            if value is None or (value.startswith("-") and a == "-t"):
                 raise UsageError("Error parameter of %s\n%s" % (a, INFO_USAGE))
             if a == "-t":
                 if value not in KNOWN_TYPES:

@@ -2,6 +2,7 @@
 
 Key/value lines use the C source's "\t%-30s : %s"; the ECC lines "\t%-40s : %u".
 """
+# ruff: noqa: UP031  -- printf-style on purpose: the formats mirror the C source of npu-smi
 
 from __future__ import annotations
 
@@ -107,11 +108,13 @@ def render_board(node: Node, card: int, members: list[Chip], chip: Chip | None) 
         out += [kv("Product Name", node.get("product", "NA")), kv("Model", "NA"),
                 kv("Manufacturer", "Huawei"), kv("Serial Number", first.get("serial_number") or "NA")]
     out += [
-        kv("Software Version", versions.get("driver", "NA")), kv("Firmware Version", versions.get("firmware", "NA")),
+        kv("Software Version", versions.get("driver", "NA")),
+        kv("Firmware Version", versions.get("firmware", "NA")),
         kv("Compatibility", "OK"), kv("Board ID", board.get("board_id", "NA")),
         kv("PCB ID", board.get("pcb_id", "NA")), kv("BOM ID", board.get("bom_id", "NA")),
         kv("PCIe Bus Info", first.get("bus_id", "")), kv("Slot ID", card), kv("Class ID", "NA"),
-        kv("PCI Vendor ID", board.get("pci_vendor_id", "NA")), kv("PCI Device ID", board.get("pci_device_id", "NA")),
+        kv("PCI Vendor ID", board.get("pci_vendor_id", "NA")),
+        kv("PCI Device ID", board.get("pci_device_id", "NA")),
         kv("Subsystem Vendor ID", board.get("subsystem_vendor_id", "NA")),
         kv("Subsystem Device ID", board.get("subsystem_device_id", "NA")), kv("Chip Count", len(members)),
     ]
@@ -157,8 +160,8 @@ def _ecc_block(node: Node, chip: Chip) -> list[str]:
     rows = [("DDR Single Bit Error Count", e.get("ddr_single_bit", 0)),
             ("DDR Double Bit Error Count", e.get("ddr_double_bit", 0))]
     if _has_ddr(node):
-        rows += [("DDR Single Bit Aggregate Total Err Cnt", e.get("ddr_single_bit_total", e.get("ddr_single_bit", 0))),
-                 ("DDR Double Bit Aggregate Total Err Cnt", e.get("ddr_double_bit_total", e.get("ddr_double_bit", 0))),
+        rows += [("DDR Single Bit Aggregate Total Err Cnt", e.get("ddr_single_bit_total", rows[0][1])),
+                 ("DDR Double Bit Aggregate Total Err Cnt", e.get("ddr_double_bit_total", rows[1][1])),
                  ("DDR Single Bit Isolated Pages Count", e.get("ddr_single_bit_isolated_pages", 0)),
                  ("DDR Double Bit Isolated Pages Count", e.get("ddr_double_bit_isolated_pages", 0))]
     rows += [("HBM Single Bit Error Count", e.get("hbm_single_bit", 0)),
@@ -172,7 +175,8 @@ def _ecc_block(node: Node, chip: Chip) -> list[str]:
 
 
 def _temp_block(node: Node, chip: Chip) -> list[str]:
-    return [kv("NPU Temperature (C)", int(chip.get("temperature_c") or 0)), kv("Chip ID", chip.get("chip_index", 0))]
+    return [kv("NPU Temperature (C)", int(chip.get("temperature_c") or 0)),
+            kv("Chip ID", chip.get("chip_index", 0))]
 
 
 def _usages_block(node: Node, chip: Chip) -> list[str]:

@@ -3,6 +3,7 @@
 Order: env NPU_EMU_STATE_FILE, then the in-container file the devfs materialiser writes, then the REST
 service (NPU_EMU_URL, http:// or unix://). ASCEND_VISIBLE_DEVICES filters the chips by physical id.
 """
+# ruff: noqa: UP031  -- printf-style on purpose: the formats mirror the C source of npu-smi
 
 from __future__ import annotations
 
@@ -66,7 +67,9 @@ def parse_visible_devices(value: str) -> set[int]:
                 raise VisibleDevicesError(f"invalid device range: {item}")
             lo, hi = int(left), int(right)
             if lo > hi:
-                raise VisibleDevicesError(f"left boarder ({lo}) should not be larger than the right one({hi})")
+                # sic: the runtime's wording
+                msg = f"left boarder ({lo}) should not be larger than the right one({hi})"
+                raise VisibleDevicesError(msg)
             if hi > MAX_RANGE_RIGHT:
                 raise VisibleDevicesError(f"invalid device range: {item}")
             ids.update(range(lo, hi + 1))

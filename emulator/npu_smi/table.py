@@ -3,6 +3,7 @@
 The printf formats are the reconstructed ones of the reference; they reproduce the 910B capture byte for
 byte. Chips are grouped into cards by `card_id`; chips with `present: false` are not shown.
 """
+# ruff: noqa: UP031, E501  -- printf-style formats and verbatim 98-column lines of the C source
 
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ def cards(chips: list[Chip]) -> list[tuple[int, list[Chip]]]:
     """Present chips grouped by card id, both sorted."""
     by_card: dict[int, list[Chip]] = {}
     for c in present(chips):
-        by_card.setdefault(int(c.get("card_id", c.get("phy_id", 0))), []).append(c)
+        card = c.get("card_id")
+        by_card.setdefault(int(card if card is not None else c.get("phy_id") or 0), []).append(c)
     return [(k, sorted(v, key=lambda c: int(c.get("chip_index", 0)))) for k, v in sorted(by_card.items())]
 
 

@@ -4,6 +4,7 @@
 on different NUMA nodes, PIX otherwise (the reference only infers "PIX/SYS"). A3: HCCS everywhere and
 SIO between the two dies of a pair (the newer legend lists SIO). These choices are in docs/npu-smi.md.
 """
+# ruff: noqa: UP031  -- printf-style on purpose: the formats mirror the C source of npu-smi
 
 from __future__ import annotations
 
