@@ -44,6 +44,9 @@ class Chip:
     super_device_id: int | None = None
     faults: tuple[Fault, ...] = ()
     processes: int = 0
+    chip_index: int = 0
+    ai_core_count: int = 0
+    hbm_total_mb: int = 0
 
     @property
     def device_id(self) -> str:
@@ -67,6 +70,9 @@ class Chip:
             super_device_id=None if sdid is None else int(sdid),
             faults=tuple(Fault.from_json(f) for f in d.get("faults") or ()),
             processes=len(d.get("processes") or ()),
+            chip_index=int(d.get("chip_index", 0)),
+            ai_core_count=int(d.get("ai_core_count", 0)),
+            hbm_total_mb=int(d.get("hbm_total_mb", 0)),
         )
 
 
