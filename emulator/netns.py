@@ -1,0 +1,120 @@
+"""Per-node network namespaces with one NIC per chip (pyroute2); link faults are real link-downs.
+
+Layout (docs/devfs-and-nics.md): namespace `npu-emu-<node>` holds `eth<phy_id>` per chip, the chip end of a
+veth pair, addressed with the chip's device IP/netmask. The peer end `v<node index>_<phy_id>` sits in the
+ToR namespace `npu-emu-tor-<tor_id>`, enslaved to bridge `br0`, so chips under one ToR reach each other.
+`sync()` is idempotent; a chip with `link_up: false` or `present: false` has its `eth<phy>` set down.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from typing import Any
+
+from pyroute2 import NetNS, netns
+
+from emulator.hccn_tool import ifname, netns_name
+
+Node = dict[str, Any]
+Chip = dict[str, Any]
+
+TOR_PREFIX = "npu-emu-tor-"
+BRIDGE = "br0"
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    netns: str
+    tor_netns: str
+    up: tuple[int, ...]
+    down: tuple[int, ...]
+
+
+def tor_netns_name(tor_id: int) -> str:
+    return f"{TOR_PREFIX}{tor_id}"
+
+
+def peer_name(node: Node, phy_id: int) -> str:
+    name = f"v{int(node.get('index', 0))}_{phy_id}"
+    if len(name) > 15:  # IFNAMSIZ - 1
+        raise ValueError(f"interface name {name!r} is longer than 15 characters")
+    return name
+
+
+def sync(node: Node, chips: list[Chip]) -> SyncResult:
+    """Create or update the node's namespace, its chip NICs and their ToR bridge ports."""
+    ns_name = netns_name(str(node["name"]))
+    tor_name = tor_netns_name(int(node.get("tor_id", 0)))
+    existing = set(netns.listnetns())
+    for name in (ns_name, tor_name):
+        if name not in existing:
+            netns.create(name)
+    up: list[int] = []
+    down: list[int] = []
+    with NetNS(tor_name) as tor:
+        bridge = _ensure_bridge(tor)
+        with NetNS(ns_name) as ns:
+            _set_up(ns, "lo")
+            for chip in sorted(chips, key=lambda c: int(c["phy_id"])):
+                phy = int(chip["phy_id"])
+                idx = _ensure_veth(ns, tor, tor_name, ifname(phy), peer_name(node, phy), bridge)
+                _ensure_addr(ns, idx, chip)
+                want_up = bool(chip.get("link_up", True)) and bool(chip.get("present", True))
+                ns.link("set", index=idx, state="up" if want_up else "down")
+                (up if want_up else down).append(phy)
+    return SyncResult(ns_name, tor_name, tuple(up), tuple(down))
+
+
+def remove(node: Node) -> None:
+    """Delete the node's namespace (its veths go with it) and the ToR namespace once no port is left."""
+    ns_name = netns_name(str(node["name"]))
+    tor_name = tor_netns_name(int(node.get("tor_id", 0)))
+    names = set(netns.listnetns())
+    if ns_name in names:
+        netns.remove(ns_name)
+    if tor_name in names:
+        with NetNS(tor_name) as tor:
+            ports = [link for link in tor.get_links() if link.get("ifname") not in ("lo", BRIDGE)]
+        if not ports:
+            netns.remove(tor_name)
+
+
+def _ensure_bridge(tor: NetNS) -> int:
+    found = tor.link_lookup(ifname=BRIDGE)
+    if not found:
+        tor.link("add", ifname=BRIDGE, kind="bridge")
+        found = tor.link_lookup(ifname=BRIDGE)
+    tor.link("set", index=found[0], state="up")
+    return int(found[0])
+
+
+def _set_up(ns: NetNS, name: str) -> None:
+    found = ns.link_lookup(ifname=name)
+    if found:
+        ns.link("set", index=found[0], state="up")
+
+
+def _ensure_veth(ns: NetNS, tor: NetNS, tor_name: str, chip_if: str, peer: str, bridge: int) -> int:
+    found = ns.link_lookup(ifname=chip_if)
+    if not found:
+        ns.link("add", ifname=chip_if, kind="veth", peer={"ifname": peer})
+        ns.link("set", index=ns.link_lookup(ifname=peer)[0], net_ns_fd=tor_name)
+        found = ns.link_lookup(ifname=chip_if)
+    peer_idx = tor.link_lookup(ifname=peer)
+    if peer_idx:
+        tor.link("set", index=peer_idx[0], master=bridge, state="up")
+    return int(found[0])
+
+
+def _ensure_addr(ns: NetNS, idx: int, chip: Chip) -> None:
+    ip = chip.get("device_ip")
+    if not ip:
+        return
+    prefix = ipaddress.IPv4Network(f"0.0.0.0/{chip.get('netmask') or '255.255.255.0'}").prefixlen
+    have = [(a.get_attr("IFA_ADDRESS"), a["prefixlen"]) for a in ns.get_addr(index=idx, family=2)]
+    if have == [(ip, prefix)]:
+        return
+    for address, plen in have:
+        ns.addr("del", index=idx, address=address, prefixlen=plen)
+    ns.addr("add", index=idx, address=ip, prefixlen=prefix)

@@ -1,0 +1,117 @@
+"""`npu-emu serve`: the engine, its observers (devfs, network namespaces) and uvicorn."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from .api import create_app
+from .engine import Engine
+from .profiles import ClusterSpec, load_cluster_spec, simple_cluster_spec
+from .selector import ChipKey
+from .service import EmulatorOptions, StateMismatch, open_engine
+
+NodeSync = Callable[[dict[str, Any], list[dict[str, Any]]], None]
+
+
+def devfs_root_for(template: str, node: str, node_count: int) -> Path:
+    if "{node}" in template:
+        return Path(template.replace("{node}", node))
+    return Path(template) / node if node_count > 1 else Path(template)
+
+
+def attach_observers(engine: Engine, syncs: list[NodeSync]) -> None:
+    """Run every observer over every node now, and again over each node whose chips change."""
+    if not syncs:
+        return
+
+    def sync_nodes(nodes: set[str]) -> None:
+        for name in sorted(nodes):
+            node, chips = engine.inventory.node(name).summary(), engine.node_chips(name)
+            for sync in syncs:
+                sync(node, chips)
+
+    def on_change(keys: set[ChipKey]) -> None:
+        sync_nodes({n for n, _ in keys})
+
+    sync_nodes(set(engine.inventory.nodes))
+    engine.on_change.append(on_change)
+
+
+def _cluster_from_args(args: argparse.Namespace) -> ClusterSpec | None:
+    if args.cluster:
+        return load_cluster_spec(args.cluster)
+    if args.profile:
+        return simple_cluster_spec(args.profile, args.nodes, args.name_pattern)
+    return None
+
+
+def _observers(args: argparse.Namespace, engine: Engine) -> tuple[list[NodeSync], list[Callable[[], None]]]:
+    syncs: list[NodeSync] = []
+    cleanups: list[Callable[[], None]] = []
+    count = len(engine.inventory.nodes)
+    if args.devfs_root:
+        from . import devfs
+
+        template = args.devfs_root
+        syncs.append(lambda node, chips: devfs.materialise(node, chips,
+                                                           devfs_root_for(template, node["name"], count)))
+    if args.netns:
+        from . import netns
+
+        syncs.append(netns.sync)
+        names = list(engine.inventory.nodes)
+        cleanups.append(lambda: [netns.remove(engine.inventory.node(n).summary()) for n in names])
+    return syncs, cleanups
+
+
+async def _serve_async(engine: Engine, args: argparse.Namespace) -> None:
+    app = create_app(engine, token=args.token)
+    configs = [uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level, lifespan="on")]
+    if args.uds:
+        args.uds.unlink(missing_ok=True)
+        configs.append(uvicorn.Config(app, uds=str(args.uds), log_level=args.log_level, lifespan="off"))
+    servers = [uvicorn.Server(c) for c in configs]
+    for server in servers:
+        server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, lambda: [setattr(s, "should_exit", True) for s in servers])
+    await asyncio.gather(*(s.serve() for s in servers))
+
+
+def serve(args: argparse.Namespace) -> int:
+    try:
+        cluster = _cluster_from_args(args)
+        fresh = args.reset or not args.state.exists()
+        if cluster is None and fresh:
+            cluster = load_cluster_spec("default")
+        engine = open_engine(EmulatorOptions(state_path=args.state, cluster=cluster, speed=args.speed,
+                                             durability=args.durability, reset=args.reset))
+    except (StateMismatch, ValueError, LookupError, FileNotFoundError) as exc:
+        print(f"npu-emu: {exc}", file=sys.stderr)
+        return 2
+    inv = engine.inventory
+    syncs, cleanups = _observers(args, engine)
+    attach_observers(engine, syncs)
+    first = next(iter(inv.nodes.values()))
+    where = f"http://{args.host}:{args.port}" + (f" and unix:{args.uds}" if args.uds else "")
+    print(f"npu-emu: cluster {inv.spec.metadata.name!r}: {len(inv.nodes)} node(s), {inv.chip_count} chips "
+          f"(first: {first.name}, {first.profile.spec.product}); REST on {where}; state {args.state}"
+          f"{'; token required for mutations' if args.token else ''}", file=sys.stderr, flush=True)
+    try:
+        asyncio.run(_serve_async(engine, args))
+    finally:
+        for cleanup in cleanups:
+            with contextlib.suppress(Exception):
+                cleanup()
+        engine.store.close()
+    return 0
