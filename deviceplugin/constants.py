@@ -71,3 +71,4 @@ REASON_RECOVERY = "Recovery"
 # Levels at which a chip is being reset, which takes its reset group down with it (§3.2). Chosen by npu-emu:
 # the hot-reset levels; see docs/device-plugin.md.
 RESET_LEVELS = frozenset({"RestartNPU", "FreeRestartNPU"})
+HEALTHY = "Healthy"
