@@ -1,13 +1,14 @@
 """Materialise a node's Ascend device files and driver tree under a root directory.
 
-`materialise()` is an idempotent sync: run it after every chip change. Device numbers (docs/devfs-and-nics.md):
-davinciN = 236:N, davinci_manager = 235:0, hisi_hdc = 237:0, devmm_svm = 238:0 (the last two as on a real
-910B host). Real character devices need CAP_MKNOD; without it every device is a plain file and the marker
-`<root>/dev/.npu-emu-devfs` says so.
+`materialise()` is an idempotent sync: run it after every chip change.
+Device numbers (docs/devfs-and-nics.md): davinciN = 236:N, davinci_manager = 235:0,
+hisi_hdc = 237:0, devmm_svm = 238:0 (the last two as on a real 910B host). Real character devices need
+CAP_MKNOD; without it every device is a plain file and the marker `<root>/dev/.npu-emu-devfs` says so.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -57,7 +58,8 @@ class Result:
     removed: tuple[str, ...]
 
 
-def materialise(node: Node, chips: list[Chip], root: Path, *, interpreter: str = DEFAULT_INTERPRETER) -> Result:
+def materialise(node: Node, chips: list[Chip], root: Path, *,
+                interpreter: str = DEFAULT_INTERPRETER) -> Result:
     """Create or update the device files, driver tree, launcher, base.list and node.json under `root`."""
     root = Path(root)
     dev = root / "dev"
@@ -102,10 +104,8 @@ def remove(root: Path) -> None:
 
 
 def _rmdir_if_empty(d: Path) -> None:
-    try:
+    with contextlib.suppress(OSError):
         d.rmdir()
-    except OSError:
-        pass
 
 
 def _can_mknod(dev: Path) -> bool:

@@ -15,15 +15,16 @@ import socket
 import struct
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 try:
     from emulator.npu_smi import source
 except ImportError:  # copied into an emulated driver tree next to the npu_smi package
     from npu_smi import source  # type: ignore[no-redef]
 
+T = TypeVar("T")
 NETNS_DIR = "/var/run/netns"
 NETNS_PREFIX = "npu-emu-"
 CLONE_NEWNET = 0x40000000
@@ -54,12 +55,11 @@ def ifname(phy_id: int) -> str:
     return f"eth{phy_id}"
 
 
-def read_link(netns: str, iface: str) -> LinkState | None:
-    """Read the interface's flags and IPv4 address inside the named namespace; None if it is absent."""
+def in_netns(netns: str, fn: Callable[[], T]) -> T:
+    """Run fn in a helper thread that has entered the named network namespace (setns moves only that
+    thread, so the caller's namespace is untouched)."""
     path = os.path.join(NETNS_DIR, netns)
-    if not os.path.exists(path):
-        return None
-    result: list[LinkState | None | BaseException] = [None]
+    result: list[Any] = [None, None]
 
     def worker() -> None:
         try:
@@ -70,16 +70,23 @@ def read_link(netns: str, iface: str) -> LinkState | None:
                     raise OSError(ctypes.get_errno(), "setns " + path)
             finally:
                 os.close(fd)
-            result[0] = _query(iface)
+            result[0] = fn()
         except BaseException as e:
-            result[0] = e
+            result[1] = e
 
-    t = threading.Thread(target=worker, name="hccn-netns")
+    t = threading.Thread(target=worker, name="npu-emu-netns")
     t.start()
     t.join()
-    if isinstance(result[0], BaseException):
-        raise result[0]
-    return result[0]
+    if result[1] is not None:
+        raise result[1]
+    return result[0]  # type: ignore[no-any-return]
+
+
+def read_link(netns: str, iface: str) -> LinkState | None:
+    """Read the interface's flags and IPv4 address inside the named namespace; None if it is absent."""
+    if not os.path.exists(os.path.join(NETNS_DIR, netns)):
+        return None
+    return in_netns(netns, lambda: _query(iface))
 
 
 def _query(iface: str) -> LinkState | None:

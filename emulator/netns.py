@@ -14,13 +14,16 @@ from typing import Any
 
 from pyroute2 import NetNS, netns
 
-from emulator.hccn_tool import ifname, netns_name
+from emulator.hccn_tool import ifname, in_netns, netns_name
 
 Node = dict[str, Any]
 Chip = dict[str, Any]
 
 TOR_PREFIX = "npu-emu-tor-"
 BRIDGE = "br0"
+# All chip NICs of a node share one namespace and one subnet; without these the kernel would answer ARP
+# for a downed chip's IP on a sibling NIC, and a link fault would not cut that chip off.
+SYSCTLS = {"net/ipv4/conf/all/arp_ignore": "1", "net/ipv4/conf/all/arp_announce": "2"}
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,7 @@ def sync(node: Node, chips: list[Chip]) -> SyncResult:
             netns.create(name)
     up: list[int] = []
     down: list[int] = []
+    in_netns(ns_name, _write_sysctls)
     with NetNS(tor_name) as tor:
         bridge = _ensure_bridge(tor)
         with NetNS(ns_name) as ns:
@@ -72,12 +76,24 @@ def remove(node: Node) -> None:
     tor_name = tor_netns_name(int(node.get("tor_id", 0)))
     names = set(netns.listnetns())
     if ns_name in names:
+        # delete the veths first: that removes their ToR peers at once, whereas namespace teardown
+        # is asynchronous in the kernel and would leave the peers behind for a while
+        with NetNS(ns_name) as ns:
+            for link in ns.get_links():
+                if str(link.get("ifname", "")).startswith("eth"):
+                    ns.link("del", index=link["index"])
         netns.remove(ns_name)
     if tor_name in names:
         with NetNS(tor_name) as tor:
             ports = [link for link in tor.get_links() if link.get("ifname") not in ("lo", BRIDGE)]
         if not ports:
             netns.remove(tor_name)
+
+
+def _write_sysctls() -> None:
+    for key, value in SYSCTLS.items():
+        with open("/proc/sys/" + key, "w") as f:  # resolved in the calling thread's namespace
+            f.write(value)
 
 
 def _ensure_bridge(tor: NetNS) -> int:
