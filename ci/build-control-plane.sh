@@ -170,6 +170,26 @@ else
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
 fi
 build volcano "vc-scheduler vc-controller-manager" build_volcano
+
+# The Volcano CRDs ship in the volcano.sh/volcano module zip; keep a copy next
+# to the binaries so the harness never depends on the module cache at run time.
+crds() {
+  local dir
+  if [[ -n $ONLY && $ONLY != *",volcano,"* ]]; then return 0; fi
+  if [[ $FORCE != 1 && -f "$BIN_DIR/crds/volcano/.complete" ]]; then return 0; fi
+  dir=$(cd "$CI_DIR/volcano" && "$GO" mod download -json "volcano.sh/volcano@${VOLCANO_VERSION}" \
+        | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p') || true
+  if [[ -z $dir || ! -d $dir/config/crd ]]; then
+    log "volcano-crds: FAILED: cannot locate volcano.sh/volcano@${VOLCANO_VERSION} in the module cache"
+    FAILED+=(volcano-crds); return 0
+  fi
+  rm -rf "$BIN_DIR/crds/volcano" && mkdir -p "$BIN_DIR/crds/volcano"
+  cp "$dir"/config/crd/volcano/bases/*.yaml "$dir"/config/crd/jobflow/bases/*.yaml "$BIN_DIR/crds/volcano/"
+  chmod u+w "$BIN_DIR"/crds/volcano/*.yaml
+  touch "$BIN_DIR/crds/volcano/.complete"
+  log "volcano-crds: copied $(ls "$BIN_DIR"/crds/volcano/*.yaml | wc -l) CRDs from $dir/config/crd"
+}
+crds
 T1=$(date +%s)
 
 if [[ ${#FAILED[@]} -gt 0 ]]; then

@@ -1,0 +1,72 @@
+"""kwokctl's binary runtime: etcd, kube-apiserver, kube-controller-manager and kwok-controller.
+
+kwokctl generates the PKI and kubeconfig, picks free ports and supervises the four processes; npu-emu
+gives it the locally built binaries, 127.0.0.1, and its own Stages (which replace all of kwokctl's
+defaults, node Stages included). kube-scheduler is disabled: Volcano schedules.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .binaries import K8S_VERSION, Binaries
+
+__all__ = ["KwokctlError", "kwokctl_config", "kwokctl_env", "render_kwokctl_config", "run_kwokctl"]
+
+
+class KwokctlError(RuntimeError):
+    """kwokctl failed; the message carries its output."""
+
+
+def kwokctl_config(binaries: Binaries, stages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The documents of kwokctl's --config file: one KwokctlConfiguration, then the Stages."""
+    options = {
+        "runtime": "binary",
+        "bindAddress": "127.0.0.1",
+        "kubeVersion": K8S_VERSION,
+        "etcdBinary": str(binaries.path("etcd")),
+        "kubeApiserverBinary": str(binaries.path("kube-apiserver")),
+        "kubeControllerManagerBinary": str(binaries.path("kube-controller-manager")),
+        "kwokControllerBinary": str(binaries.path("kwok")),
+        "disable": ["kube-scheduler"],
+        # Large kwok fleets: no client-side throttling between the components.
+        "disableQPSLimits": True,
+        # Node heartbeats through Leases; a dead kwok is noticed within 40 s.
+        "nodeLeaseDurationSeconds": 40,
+    }
+    return [
+        {"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokctlConfiguration", "options": options},
+        *stages,
+    ]
+
+
+def render_kwokctl_config(binaries: Binaries, stages: list[dict[str, Any]]) -> str:
+    return yaml.safe_dump_all(kwokctl_config(binaries, stages), sort_keys=False)
+
+
+def kwokctl_env(workdir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KWOK_")}
+    # kwokctl keeps its clusters (pids, logs, pki, etcd data) under $KWOK_WORKDIR/clusters/<name>.
+    env["KWOK_WORKDIR"] = str(workdir)
+    # kwokctl must never touch a developer's kubeconfig; every command also passes --kubeconfig="".
+    env.pop("KUBECONFIG", None)
+    return env
+
+
+def run_kwokctl(binaries: Binaries, workdir: Path, name: str, *args: str,
+                timeout_s: float = 300.0) -> str:
+    argv = [str(binaries.path("kwokctl")), f"--name={name}", *args]
+    try:
+        done = subprocess.run(argv, env=kwokctl_env(workdir), capture_output=True, text=True,
+                              timeout=timeout_s, check=False, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as e:
+        raise KwokctlError(f"`{' '.join(argv)}` timed out after {timeout_s:.0f}s") from e
+    if done.returncode != 0:
+        raise KwokctlError(f"`{' '.join(argv)}` failed (exit {done.returncode}):\n"
+                           f"{done.stdout[-4000:]}{done.stderr[-4000:]}")
+    return done.stdout + done.stderr
