@@ -66,6 +66,7 @@ class DevicePluginServicer(api_pb2_grpc.DevicePluginServicer):
     def stop_streams(self) -> None:
         """End every ListAndWatch stream (before the server stops)."""
         self._stopping.set()
+        self.state.wake_all()
 
     # ------------------------------------------------------------------------------------------------
     def GetDevicePluginOptions(

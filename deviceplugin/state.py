@@ -77,6 +77,11 @@ class NodeState:
                 self._stale = True
                 self._bump()
 
+    def wake_all(self) -> None:
+        """Wake every waiter without a change (streams that are shutting down)."""
+        with self._cond:
+            self._cond.notify_all()
+
     def _bump(self) -> None:
         self._version += 1
         self._snapshot = None
