@@ -136,22 +136,28 @@ build_kwok() {
 
 build_volcano() {
   cd "$CI_DIR/volcano" || return 1
-  # volcano.sh/apis v1.15.x is not on the module proxy: build against v1.14.0
-  # plus the one constant v1.15.1 needs (see go.mod and docs/control-plane.md).
-  local modcache apis overlay
-  modcache=$("$GO" env GOMODCACHE) || return 1
+  # volcano.sh/apis v1.15.x is not on the module proxy. Build against a copy of
+  # the (checksum-verified) v1.14.0 module plus the one constant v1.15.1 needs,
+  # through a generated -modfile, so the committed go.mod/go.sum stay untouched.
+  # (go build -overlay may not replace files under GOMODCACHE.)
+  local apis src
   "$GO" mod download volcano.sh/apis || return 1
   apis=$("$GO" list -m -f '{{.Dir}}' volcano.sh/apis) || return 1
-  [[ -d $apis ]] || { echo "volcano.sh/apis not in module cache ($modcache)"; return 1; }
-  overlay="$STAGE/overlay.json"
-  printf '{"Replace":{"%s":"%s"}}\n' \
-    "$apis/pkg/apis/scheduling/v1beta1/zz_npu_emu_compat.go" \
-    "$CI_DIR/volcano/compat/queue_allocation_gate.go.in" >"$overlay"
+  [[ -f $apis/go.mod ]] || { echo "volcano.sh/apis not found in the module cache"; return 1; }
+  src="$STAGE/volcano.sh-apis"
+  cp -r "$apis" "$src" && chmod -R u+w "$src" || return 1
+  cp "$CI_DIR/volcano/compat/queue_allocation_gate.go.in" \
+     "$src/pkg/apis/scheduling/v1beta1/zz_npu_emu_compat.go" || return 1
+  sed "s#^\([[:space:]]*volcano.sh/apis =>\).*#\1 $src#" go.mod >"$STAGE/go.mod" || return 1
+  grep -q "volcano.sh/apis => $src" "$STAGE/go.mod" || { echo "could not rewrite the volcano.sh/apis replace"; return 1; }
+  cp go.sum "$STAGE/go.sum" || return 1
   local ld="-s -w -X volcano.sh/volcano/pkg/version.Version=${VOLCANO_VERSION} \
     -X volcano.sh/volcano/pkg/version.GitSHA=${VOLCANO_VERSION} \
     -X volcano.sh/volcano/pkg/version.Built=module-build"
-  "$GO" build -p "$P" -trimpath -overlay "$overlay" -ldflags "$ld" -o "$STAGE/vc-scheduler" volcano.sh/volcano/cmd/scheduler || return 1
-  "$GO" build -p "$P" -trimpath -overlay "$overlay" -ldflags "$ld" -o "$STAGE/vc-controller-manager" volcano.sh/volcano/cmd/controller-manager
+  "$GO" build -modfile "$STAGE/go.mod" -p "$P" -trimpath -ldflags "$ld" \
+    -o "$STAGE/vc-scheduler" volcano.sh/volcano/cmd/scheduler || return 1
+  "$GO" build -modfile "$STAGE/go.mod" -p "$P" -trimpath -ldflags "$ld" \
+    -o "$STAGE/vc-controller-manager" volcano.sh/volcano/cmd/controller-manager
 }
 
 # ---- run ------------------------------------------------------------------
