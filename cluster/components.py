@@ -56,8 +56,6 @@ def build_vc_scheduler(binary: Path, *, kubeconfig: Path, scheduler_conf: Path, 
         f"--scheduler-conf={scheduler_conf}",
         f"--schedule-period={schedule_period_ms}ms",
         "--enable-metrics=true",
-        # Score every node: kwok fleets are homogeneous, and sampling would make placement less predictable.
-        "--percentage-nodes-to-find=100",
         f"--cache-dump-dir={dump_dir}",
     )
     return Component(
