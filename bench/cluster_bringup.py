@@ -19,7 +19,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-
 ASCEND = "huawei.com/Ascend910"
 
 
