@@ -60,6 +60,7 @@ class EmulatorFeed:
         stale_after_s: float = 1.0,
         on_reconnect: Callable[[], None] | None = None,
         on_event: Callable[[dict[str, Any]], None] | None = None,
+        on_relist: Callable[[], None] | None = None,
     ) -> None:
         self.base_url = base_url
         self.states = states
@@ -67,6 +68,7 @@ class EmulatorFeed:
         self.stale_after_s = stale_after_s
         self.on_reconnect = on_reconnect
         self.on_event = on_event
+        self.on_relist = on_relist
         self.last_seq: int | None = None
         self.connected = threading.Event()
         self.connections = 0
@@ -136,6 +138,8 @@ class EmulatorFeed:
             self._response = response
             self.last_seq = since
             self._relist(client)
+            if self.on_relist is not None:
+                self.on_relist()
             self.connections += 1
             self.connected.set()
             if self.connections > 1 and self.on_reconnect is not None:

@@ -1,0 +1,357 @@
+"""Fleet mode: one process standing in for kubelet + device plugin on many kubelet-less (kwok) nodes.
+
+- follows the emulator's event stream for every node (one SSE connection, one NodeState per node);
+- watches pods cluster-wide; a pod bound to one of our nodes and requesting huawei.com/Ascend910 gets chips:
+  the ones Volcano named in its huawei.com/Ascend910 annotation, else the allocator's choice among the
+  node's free healthy chips; the pod gets the real plugin's annotations; chips come back when it ends;
+- per node keeps status capacity/allocatable (healthy chips), the device-info ConfigMap, labels and
+  annotations, and fault Events current.
+
+Writes are coalesced per node (a node is flushed at most once per `coalesce_s` however many events hit
+it), at most one flush per node runs at a time, and at most `concurrency` run at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubernetes import watch
+from kubernetes.client.exceptions import ApiException
+
+from . import constants as k
+from .allocator import AllocationError, choose
+from .annotations import node_annotations, node_labels, pod_annotations
+from .feed import EmulatorFeed, http_client
+from .model import device_name, parse_device_name
+from .publish import KubePublisher
+from .state import NodeState, Snapshot
+from .sync import NodeSync
+from .volcano import PodInfo, pod_info
+
+__all__ = ["Fleet", "FleetOptions"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class FleetOptions:
+    concurrency: int = 16
+    coalesce_s: float = 0.02
+    resync_s: float = 60.0  # rewrite every node's objects this often, whatever the diff says
+    watch_timeout_s: int = 5  # server-side pod watch timeout; bounds how long stop() waits
+
+
+@dataclass
+class _NodeBook:
+    state: NodeState
+    sync: NodeSync
+    assigned: dict[str, tuple[PodInfo, tuple[int, ...]]] = field(default_factory=dict)  # pod uid -> chips
+    pending: dict[str, PodInfo] = field(default_factory=dict)  # pod uid -> pod waiting for chips
+    labelled: bool = False
+
+    def used(self) -> set[int]:
+        return {c for _, chips in self.assigned.values() for c in chips}
+
+
+class Fleet:
+    def __init__(
+        self,
+        emulator_url: str,
+        publisher: KubePublisher,
+        *,
+        nodes: Iterable[str] | None = None,
+        token: str | None = None,
+        options: FleetOptions | None = None,
+    ) -> None:
+        self.emulator_url = emulator_url
+        self.publisher = publisher
+        self.only = set(nodes) if nodes else None
+        self.token = token
+        self.options = options or FleetOptions()
+        self.books: dict[str, _NodeBook] = {}
+        self.ready = threading.Event()
+        self.flushes = 0
+        self._lock = threading.Condition()
+        self._dirty: set[str] = set()
+        self._in_flight: set[str] = set()
+        self._feed: EmulatorFeed | None = None
+        self._watch: watch.Watch | None = None
+
+    # running ---------------------------------------------------------------------------------------
+    def run(self, stop: threading.Event) -> None:
+        names = self._emulated_nodes()
+        self.books = {n: _NodeBook(NodeState(), NodeSync(n)) for n in names}
+        self._feed = EmulatorFeed(
+            self.emulator_url,
+            {n: b.state for n, b in self.books.items()},
+            token=self.token,
+            on_event=self._on_emulator_event,
+            on_relist=self.mark_all_dirty,
+        )
+        threads = [
+            threading.Thread(target=self._feed.run, args=(stop,), daemon=True, name="fleet-feed"),
+            threading.Thread(target=self._watch_pods, args=(stop,), daemon=True, name="fleet-pods"),
+        ]
+        for t in threads:
+            t.start()
+        try:
+            self._flush_loop(stop)
+        finally:
+            self.stop()
+            for t in threads:
+                t.join(self.options.watch_timeout_s + 5)
+
+    def stop(self) -> None:
+        if self._feed is not None:
+            self._feed.stop()
+        if self._watch is not None:
+            self._watch.stop()
+        with self._lock:
+            self._lock.notify_all()
+
+    def _emulated_nodes(self) -> list[str]:
+        with http_client(self.emulator_url, self.token) as client:
+            r = client.get("/v1/nodes")
+            r.raise_for_status()
+            names = [str(n["name"]) for n in r.json()]
+        if self.only is not None:
+            missing = self.only - set(names)
+            if missing:
+                raise ValueError(f"the emulator has no node(s) {', '.join(sorted(missing))}")
+            names = [n for n in names if n in self.only]
+        return names
+
+    # change tracking -------------------------------------------------------------------------------
+    def mark_dirty(self, node: str) -> None:
+        with self._lock:
+            self._dirty.add(node)
+            self._lock.notify_all()
+
+    def mark_all_dirty(self) -> None:
+        with self._lock:
+            self._dirty.update(self.books)
+            self._lock.notify_all()
+
+    def _on_emulator_event(self, event: dict[str, Any]) -> None:
+        node = event.get("node")
+        if node in self.books:
+            self.mark_dirty(str(node))
+
+    # pods ------------------------------------------------------------------------------------------
+    def _watch_pods(self, stop: threading.Event) -> None:
+        core = self.publisher.core
+        version: str | None = None
+        while not stop.is_set():
+            try:
+                if version is None:
+                    listing = core.list_pod_for_all_namespaces()
+                    self._resync_pods([pod_info(p) for p in listing.items])
+                    version = listing.metadata.resource_version
+                    self.ready.set()
+                self._watch = watch.Watch()
+                for ev in self._watch.stream(
+                    core.list_pod_for_all_namespaces,
+                    resource_version=version,
+                    timeout_seconds=self.options.watch_timeout_s,
+                    allow_watch_bookmarks=True,
+                ):
+                    obj = ev["object"]
+                    if ev["type"] == "BOOKMARK":
+                        version = obj.metadata.resource_version if hasattr(obj, "metadata") else version
+                        continue
+                    if ev["type"] == "ERROR":
+                        version = None
+                        break
+                    self.on_pod(ev["type"], pod_info(obj))
+                    version = obj.metadata.resource_version
+                    if stop.is_set():
+                        break
+            except ApiException as exc:
+                if exc.status == 410:
+                    version = None
+                else:
+                    log.warning("pod watch failed: %s", exc.reason)
+                    stop.wait(1.0)
+            except Exception as exc:  # connection drops: re-list from scratch
+                log.warning("pod watch failed: %s", exc)
+                version = None
+                stop.wait(0.5)
+
+    def _resync_pods(self, pods: list[PodInfo]) -> None:
+        live = {p.uid for p in pods}
+        with self._lock:
+            for name, book in self.books.items():
+                gone = [uid for uid in list(book.assigned) + list(book.pending) if uid not in live]
+                for uid in gone:
+                    book.assigned.pop(uid, None)
+                    book.pending.pop(uid, None)
+                if gone:
+                    self._dirty.add(name)
+        for pod in pods:
+            self.on_pod("ADDED", pod)
+
+    def on_pod(self, kind: str, pod: PodInfo) -> None:
+        """Apply one pod change (watch event type ADDED/MODIFIED/DELETED)."""
+        with self._lock:
+            for name, book in self.books.items():  # a pod that ended or left: free its chips
+                if pod.uid in book.assigned or pod.uid in book.pending:
+                    ended = kind == "DELETED" or pod.phase in ("Succeeded", "Failed") or pod.node != name
+                    if ended:
+                        book.assigned.pop(pod.uid, None)
+                        book.pending.pop(pod.uid, None)
+                        self._dirty.add(name)
+                        self._lock.notify_all()
+            book = self.books.get(pod.node)
+            if (
+                book is None
+                or kind == "DELETED"
+                or pod.phase in ("Succeeded", "Failed")
+                or pod.npu_request <= 0
+            ):
+                return
+            if pod.uid in book.assigned:
+                return
+            held = _held(pod)
+            if held and len(held) == pod.npu_request:  # already annotated (e.g. by an earlier fleet run)
+                book.assigned[pod.uid] = (pod, held)
+                book.pending.pop(pod.uid, None)
+            else:
+                book.pending[pod.uid] = pod
+            self._dirty.add(pod.node)
+            self._lock.notify_all()
+
+    # flushing --------------------------------------------------------------------------------------
+    def _flush_loop(self, stop: threading.Event) -> None:
+        next_resync = time.monotonic() + self.options.resync_s
+        with ThreadPoolExecutor(
+            max_workers=self.options.concurrency, thread_name_prefix="fleet-write"
+        ) as pool:
+            while not stop.is_set():
+                with self._lock:
+                    self._lock.wait_for(
+                        lambda: stop.is_set() or bool(self._dirty - self._in_flight), timeout=1.0
+                    )
+                if stop.is_set():
+                    break
+                if time.monotonic() >= next_resync:
+                    for book in self.books.values():
+                        book.sync.written_healthy = None
+                        book.sync.written_devices = None
+                    self.mark_all_dirty()
+                    next_resync = time.monotonic() + self.options.resync_s
+                stop.wait(self.options.coalesce_s)  # let a burst of changes land on the same write
+                with self._lock:
+                    batch = self._dirty - self._in_flight
+                    self._dirty -= batch
+                    self._in_flight |= batch
+                for name in sorted(batch):
+                    pool.submit(self._flush_guarded, name)
+
+    def _flush_guarded(self, name: str) -> None:
+        ok = False
+        try:
+            self.flush(name)
+            ok = True
+        except ApiException as exc:
+            log.warning("writing node %s failed (%s); will retry", name, exc.reason)
+        except Exception:
+            log.exception("flushing node %s failed", name)
+        finally:
+            if not ok:
+                time.sleep(0.5)
+            with self._lock:
+                self._in_flight.discard(name)
+                if not ok:
+                    self._dirty.add(name)
+                self._lock.notify_all()
+
+    def flush(self, name: str) -> None:
+        """Bring one node's Kubernetes objects up to date (assigning chips to its waiting pods first)."""
+        book = self.books[name]
+        snap = book.state.snapshot()
+        if snap.node is None:
+            return
+        with self._lock:
+            pending = sorted(book.pending.values(), key=_age)
+            used = book.used()
+        for pod in pending:
+            chips = self._choose(snap, pod, used)
+            if chips is None:
+                continue
+            annotations = pod_annotations(pod.name, pod.uid, snap.node, [snap.chips[c] for c in chips])
+            if k.ANN_VOLCANO_DEVICES not in pod.annotations:
+                annotations[k.ANN_VOLCANO_DEVICES] = ",".join(device_name(c) for c in chips)
+            if k.ANN_PREDICATE_TIME not in pod.annotations:
+                annotations[k.ANN_PREDICATE_TIME] = str(time.time_ns())
+            try:
+                self.publisher.annotate_pod(pod.namespace, pod.name, annotations)
+            except ApiException as exc:
+                if exc.status == 404:  # the pod is gone
+                    with self._lock:
+                        book.pending.pop(pod.uid, None)
+                    continue
+                raise
+            with self._lock:
+                if book.pending.pop(pod.uid, None) is not None:
+                    book.assigned[pod.uid] = (pod, chips)
+            used |= set(chips)
+        with self._lock:
+            used = book.used()
+        book.state.set_in_use(used)
+        snap = book.state.snapshot()
+        if not book.labelled and snap.chips:
+            existing = self.publisher.node_labels(name)
+            self.publisher.patch_node_metadata(
+                name, node_labels(snap.node, snap.chips, existing), node_annotations(snap.node, snap.chips)
+            )
+            book.labelled = True
+        plan = book.sync.plan(snap, used)
+        if plan.healthy is not None:
+            self.publisher.patch_node_npus(name, plan.healthy)
+        if plan.configmap is not None:
+            self.publisher.write_configmap(name, plan.configmap)
+        for event in plan.events:
+            self.publisher.fault_event(event)
+        book.sync.written(plan)
+        self.flushes += 1
+
+    def _choose(self, snap: Snapshot, pod: PodInfo, used: set[int]) -> tuple[int, ...] | None:
+        assert snap.node is not None
+        named = pod.volcano_devices()
+        if named:
+            try:
+                chips = tuple(sorted(parse_device_name(d) for d in named))
+            except ValueError:
+                chips = ()
+            if chips and all(c in snap.chips for c in chips) and not set(chips) & used:
+                return chips
+            log.warning(
+                "pod %s: Volcano's chips %s are not free on %s; choosing others",
+                pod.key,
+                named,
+                snap.node.name,
+            )
+        free = [p for p in snap.healthy() if p not in used]
+        try:
+            return tuple(choose(snap.node.topology, list(snap.chips), free, pod.npu_request))
+        except AllocationError as exc:
+            log.info("pod %s waits for chips on %s: %s", pod.key, snap.node.name, exc)
+            return None
+
+
+def _held(pod: PodInfo) -> tuple[int, ...]:
+    raw = pod.annotations.get(k.ANN_REAL, "")
+    try:
+        return tuple(sorted(parse_device_name(d) for d in raw.split(",") if d))
+    except ValueError:
+        return ()
+
+
+def _age(pod: PodInfo) -> tuple[int, str]:
+    return (pod.predicate_time() or 0, pod.key)
