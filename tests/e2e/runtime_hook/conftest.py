@@ -129,7 +129,8 @@ class Container:
 
 
 class BundleFactory:
-    def __init__(self, workdir: Path, node: EmulatedNode, runc: str, busybox: str, python: Interpreter) -> None:
+    def __init__(self, workdir: Path, node: EmulatedNode, runc: str, busybox: str,
+                 python: Interpreter) -> None:
         self.workdir, self.node, self.runc, self.busybox, self.python = workdir, node, runc, busybox, python
         self.made: list[Container] = []
 

@@ -18,8 +18,8 @@ LIST_DEVICES = "for d in /dev/davinci*; do stat -c '%n %F %t:%T' $d; done; ls /d
 
 def host_npu_smi(node: EmulatedNode, visible: str) -> str:
     """What the emulator's own npu-smi prints on the host for these chips: the container must match it."""
-    env = {**os.environ, "NPU_EMU_STATE_FILE": str(node.root.host("/usr/local/Ascend/driver/npu-emu/node.json")),
-           "ASCEND_VISIBLE_DEVICES": visible}
+    state = node.root.host("/usr/local/Ascend/driver/npu-emu/node.json")
+    env = {**os.environ, "NPU_EMU_STATE_FILE": str(state), "ASCEND_VISIBLE_DEVICES": visible}
     return subprocess.run([sys.executable, "-m", "emulator.npu_smi.cli", "info"], env=env, text=True,
                           capture_output=True, check=True).stdout
 
