@@ -37,6 +37,7 @@ class NodeState:
     ):
         self._cond = threading.Condition()
         self._version = 0
+        self._wakes = 0
         self._node = node
         self._chips: dict[int, Chip] = {c.phy_id: c for c in chips}
         self._in_use: frozenset[int] = frozenset()
@@ -80,6 +81,7 @@ class NodeState:
     def wake_all(self) -> None:
         """Wake every waiter without a change (streams that are shutting down)."""
         with self._cond:
+            self._wakes += 1
             self._cond.notify_all()
 
     def _bump(self) -> None:
@@ -106,5 +108,6 @@ class NodeState:
     def wait_newer(self, version: int, timeout: float) -> Snapshot:
         """The first snapshot newer than `version`, or the current one after `timeout` seconds."""
         with self._cond:
-            self._cond.wait_for(lambda: self._version > version, timeout=timeout)
+            wakes = self._wakes
+            self._cond.wait_for(lambda: self._version > version or self._wakes != wakes, timeout=timeout)
         return self.snapshot()

@@ -27,4 +27,4 @@ def node_910a(name: str = "node-a") -> Node:
 
 
 def chips(n: int = 8) -> list[Chip]:
-    return [Chip(phy_id=p, numa_node=p // 4, device_ip=f"10.0.0.{p}") for p in range(n)]
+    return [Chip(phy_id=p, card_id=p, numa_node=p // 4, device_ip=f"10.0.0.{p}") for p in range(n)]
