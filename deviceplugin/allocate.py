@@ -20,8 +20,8 @@ def container_response(
 ) -> api_pb2.ContainerAllocateResponse:
     """Env only under the Ascend Docker Runtime; otherwise DeviceSpecs in the real plugin's order.
 
-    `devfs_root` stands for the host's /dev (the emulator's devfs tree): host paths lie under it, container
-    paths are always /dev/...; the default devices are listed only when they exist there.
+    `devfs_root` is the emulator's devfs root (as `npu-emu serve --devfs-root`): host paths are
+    <devfs_root>/dev/..., container paths always /dev/...; default devices are listed only if they exist.
     """
     ids = sorted(phy_ids)
     resp = api_pb2.ContainerAllocateResponse()
@@ -29,7 +29,7 @@ def container_response(
         resp.envs[k.ENV_VISIBLE_DEVICES] = ",".join(map(str, ids))
         resp.envs[k.ENV_RUNTIME_OPTIONS] = ""
         return resp
-    root = devfs_root if devfs_root is not None else Path("/dev")
+    root = (devfs_root if devfs_root is not None else Path("/")) / "dev"
     for name in k.DEFAULT_DEVICES:
         if (root / name).exists():
             resp.devices.append(_spec(str(root / name), f"/dev/{name}"))

@@ -101,8 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--devfs-root",
         type=Path,
         default=None,
-        help="directory standing for the host's /dev (the emulator's devfs tree for this node): "
-        "DeviceSpec host paths lie under it, container paths are /dev/...",
+        help="the emulator's devfs root for this node, as given to `npu-emu serve --devfs-root` ('{node}' is "
+        "replaced by the node name): DeviceSpec host paths are <root>/dev/..., container paths /dev/... "
+        "(default: the real /dev)",
     )
     kp.add_argument(
         "--no-kube", action="store_true", help="do not publish to Kubernetes even if a kubeconfig exists"
@@ -173,9 +174,8 @@ def run_kubelet(args: argparse.Namespace, stop: threading.Event) -> int:
 
         publisher = KubePublisher(load_api_client(args.kubeconfig))
         pods = KubePodSource(publisher, kube_node) if args.volcano else None
-    options = PluginOptions(
-        volcano=args.volcano, ascend_docker=args.ascend_docker_runtime, devfs_root=args.devfs_root
-    )
+    devfs = Path(str(args.devfs_root).replace("{node}", node)) if args.devfs_root else None
+    options = PluginOptions(volcano=args.volcano, ascend_docker=args.ascend_docker_runtime, devfs_root=devfs)
     servicer = DevicePluginServicer(state, options, pods=pods)
     plugin = KubeletPlugin(servicer, args.device_plugin_dir)
     feed = EmulatorFeed(

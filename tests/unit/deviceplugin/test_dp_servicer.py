@@ -73,18 +73,19 @@ def test_in_use_exception() -> None:
 
 
 def test_plain_allocate_device_specs(tmp_path: Path) -> None:
+    (tmp_path / "dev").mkdir()
     for name in ("davinci_manager", "devmm_svm", "hisi_hdc", "davinci0", "davinci3"):
-        (tmp_path / name).touch()
+        (tmp_path / "dev" / name).touch()
     state = NodeState(node_910b(), chips())
     svc = DevicePluginServicer(state, PluginOptions(volcano=False, devfs_root=tmp_path))
     resp = svc.allocate(req(["Ascend910-3", "Ascend910-0"]))
     specs = [(d.host_path, d.container_path, d.permissions) for d in resp.container_responses[0].devices]
     assert specs == [
-        (str(tmp_path / "davinci_manager"), "/dev/davinci_manager", "rw"),
-        (str(tmp_path / "hisi_hdc"), "/dev/hisi_hdc", "rw"),
-        (str(tmp_path / "devmm_svm"), "/dev/devmm_svm", "rw"),
-        (str(tmp_path / "davinci0"), "/dev/davinci0", "rw"),
-        (str(tmp_path / "davinci3"), "/dev/davinci3", "rw"),
+        (str(tmp_path / "dev" / "davinci_manager"), "/dev/davinci_manager", "rw"),
+        (str(tmp_path / "dev" / "hisi_hdc"), "/dev/hisi_hdc", "rw"),
+        (str(tmp_path / "dev" / "devmm_svm"), "/dev/devmm_svm", "rw"),
+        (str(tmp_path / "dev" / "davinci0"), "/dev/davinci0", "rw"),
+        (str(tmp_path / "dev" / "davinci3"), "/dev/davinci3", "rw"),
     ]
     assert not resp.container_responses[0].envs and not resp.container_responses[0].mounts
     assert state.snapshot().in_use == {0, 3}
