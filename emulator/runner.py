@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,6 @@ import uvicorn
 from .api import create_app
 from .engine import Engine
 from .profiles import ClusterSpec, load_cluster_spec, simple_cluster_spec
-from .selector import ChipKey
 from .service import EmulatorOptions, StateMismatch, open_engine
 
 NodeSync = Callable[[dict[str, Any], list[dict[str, Any]]], None]
@@ -28,22 +28,53 @@ def devfs_root_for(template: str, node: str, node_count: int) -> Path:
     return Path(template) / node if node_count > 1 else Path(template)
 
 
-def attach_observers(engine: Engine, syncs: list[NodeSync]) -> None:
-    """Run every observer over every node now, and again over each node whose chips change."""
-    if not syncs:
-        return
+class ObserverThread:
+    """Runs the observers (devfs, netns) off the event loop, on snapshots taken when chips change.
 
-    def sync_nodes(nodes: set[str]) -> None:
-        for name in sorted(nodes):
-            node, chips = engine.inventory.node(name).summary(), engine.node_chips(name)
-            for sync in syncs:
-                sync(node, chips)
+    Snapshots are taken in the engine's thread, so the worker never reads state while it changes; a
+    failing observer is logged and never fails the mutation that triggered it (that is already committed).
+    """
 
-    def on_change(keys: set[ChipKey]) -> None:
-        sync_nodes({n for n, _ in keys})
+    def __init__(self, engine: Engine, syncs: list[NodeSync]) -> None:
+        self._engine = engine
+        self._syncs = syncs
+        self._pending: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
+        self._cond = threading.Condition()
+        self._stopped = False
+        self._thread = threading.Thread(target=self._run, name="npu-emu-observers", daemon=True)
 
-    sync_nodes(set(engine.inventory.nodes))
-    engine.on_change.append(on_change)
+    def start(self) -> None:
+        self.enqueue(set(self._engine.inventory.nodes))
+        self._engine.on_change.append(lambda keys: self.enqueue({n for n, _ in keys}))
+        self._thread.start()
+
+    def enqueue(self, nodes: set[str]) -> None:
+        snapshots = {n: (self._engine.inventory.node(n).summary(), self._engine.node_chips(n)) for n in nodes}
+        with self._cond:
+            self._pending.update(snapshots)
+            self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._pending and not self._stopped:
+                    self._cond.wait()
+                if self._stopped:
+                    return
+                batch, self._pending = self._pending, {}
+            for name in sorted(batch):
+                node, chips = batch[name]
+                for sync in self._syncs:
+                    try:
+                        sync(node, chips)
+                    except Exception as exc:  # keep serving; the next change retries
+                        print(f"npu-emu: observer failed for node {name}: {exc!r}", file=sys.stderr, flush=True)
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._cond.notify()
+        self._thread.join(timeout=10)
 
 
 def _cluster_from_args(args: argparse.Namespace) -> ClusterSpec | None:
@@ -65,7 +96,13 @@ def _observers(args: argparse.Namespace, engine: Engine) -> tuple[list[NodeSync]
         syncs.append(lambda node, chips: devfs.materialise(node, chips,
                                                            devfs_root_for(template, node["name"], count)))
     if args.netns:
+        import pyroute2.config
+
         from . import netns
+
+        # pyroute2 forks helpers and stops them with SIGTERM; a forked child keeps the event loop's signal
+        # wake-up fd, so unless it takes SIGTERM with the default action, the service itself would shut down.
+        pyroute2.config.disable_mp_signal = True
 
         syncs.append(netns.sync)
         names = list(engine.inventory.nodes)
@@ -75,10 +112,12 @@ def _observers(args: argparse.Namespace, engine: Engine) -> tuple[list[NodeSync]
 
 async def _serve_async(engine: Engine, args: argparse.Namespace) -> None:
     app = create_app(engine, token=args.token)
-    configs = [uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level, lifespan="on")]
+    configs = [uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level, lifespan="on",
+                              timeout_graceful_shutdown=2)]
     if args.uds:
         args.uds.unlink(missing_ok=True)
-        configs.append(uvicorn.Config(app, uds=str(args.uds), log_level=args.log_level, lifespan="off"))
+        configs.append(uvicorn.Config(app, uds=str(args.uds), log_level=args.log_level, lifespan="off",
+                                     timeout_graceful_shutdown=2))
     servers = [uvicorn.Server(c) for c in configs]
     for server in servers:
         server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
@@ -101,7 +140,9 @@ def serve(args: argparse.Namespace) -> int:
         return 2
     inv = engine.inventory
     syncs, cleanups = _observers(args, engine)
-    attach_observers(engine, syncs)
+    observers = ObserverThread(engine, syncs)
+    if syncs:
+        observers.start()
     first = next(iter(inv.nodes.values()))
     where = f"http://{args.host}:{args.port}" + (f" and unix:{args.uds}" if args.uds else "")
     print(f"npu-emu: cluster {inv.spec.metadata.name!r}: {len(inv.nodes)} node(s), {inv.chip_count} chips "
@@ -110,6 +151,8 @@ def serve(args: argparse.Namespace) -> int:
     try:
         asyncio.run(_serve_async(engine, args))
     finally:
+        if syncs:
+            observers.stop()
         for cleanup in cleanups:
             with contextlib.suppress(Exception):
                 cleanup()
