@@ -148,10 +148,7 @@ def chip_view(node: NodeInfo, info: ChipInfo, state: ChipState | None, now_ms: i
     if st.separated_by:
         levels.append("ManuallySeparateNPU")
     level = most_severe(levels) if levels else NORMAL
-    if worst_health[0] < 0:
-        npu_smi_health = "Alarm" if st.separated_by else "OK"
-    else:
-        npu_smi_health = worst_health[1]
+    npu_smi_health = ("Alarm" if st.separated_by else "OK") if worst_health[0] < 0 else worst_health[1]
 
     ecc = {name: st.ecc.get(name, 0) for name in ECC_FIELDS}
     return {

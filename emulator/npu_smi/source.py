@@ -118,41 +118,76 @@ def _quote(s: str) -> str:
 
 
 def _get_json(url: str, path: str) -> Any:
-    import http.client  # only on the REST path: it drags in the email package
-    import socket
-
-    class UnixConnection(http.client.HTTPConnection):
-        def __init__(self, sock_path: str) -> None:
-            super().__init__("localhost", timeout=TIMEOUT_S)
-            self.sock_path = sock_path
-
-        def connect(self) -> None:
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            s.settimeout(TIMEOUT_S)
-            s.connect(self.sock_path)
-            self.sock = s
-
-    conn: http.client.HTTPConnection
-    prefix = ""
-    if url.startswith("unix://"):
-        conn = UnixConnection(url[len("unix://"):])
-    elif url.startswith("http://"):
-        hostport, _, base = url[len("http://"):].partition("/")
-        prefix = "/" + base.rstrip("/") if base else ""
-        conn = http.client.HTTPConnection(hostport, timeout=TIMEOUT_S)
-    else:
-        raise SourceError(f"unsupported NPU_EMU_URL {url!r}: use http://host:port or unix:///path.sock")
-    try:
-        conn.request("GET", prefix + path, headers={"Accept": "application/json"})
-        resp = conn.getresponse()
-        body = resp.read()
-    except OSError as e:
-        raise SourceError(f"emulator unreachable at {url}: {e}") from None
-    finally:
-        conn.close()
-    if resp.status != 200:
-        raise SourceError(f"emulator at {url} answered {resp.status} for GET {path}: {body[:200]!r}")
+    status, body = _http_get(url, path)
+    if status != 200:
+        raise SourceError(f"emulator at {url} answered {status} for GET {path}: {body[:200]!r}")
     try:
         return json.loads(body)
     except ValueError as e:
         raise SourceError(f"emulator at {url} returned invalid JSON for GET {path}: {e}") from None
+
+
+def _http_get(url: str, path: str) -> tuple[int, bytes]:
+    """A minimal HTTP/1.1 GET over TCP or a unix socket.
+
+    Not http.client: importing it pulls in the email package, which costs more than the rest of a call.
+    """
+    import socket
+
+    if url.startswith("unix://"):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        address: Any = url[len("unix://"):]
+        host, prefix = "localhost", ""
+    elif url.startswith("http://"):
+        host, _, base = url[len("http://"):].partition("/")
+        name, _, port = host.rpartition(":") if ":" in host else (host, "", "80")
+        sock = socket.socket(socket.AF_INET6 if name.startswith("[") else socket.AF_INET, socket.SOCK_STREAM)
+        address = (name.strip("[]"), int(port))
+        prefix = "/" + base.rstrip("/") if base else ""
+    else:
+        raise SourceError(f"unsupported NPU_EMU_URL {url!r}: use http://host:port or unix:///path.sock")
+    request = (f"GET {prefix}{path} HTTP/1.1\r\nHost: {host}\r\nAccept: application/json\r\n"
+               "Connection: close\r\n\r\n").encode()
+    chunks = []
+    try:
+        with sock:
+            sock.settimeout(TIMEOUT_S)
+            sock.connect(address)
+            sock.sendall(request)
+            while True:
+                data = sock.recv(65536)
+                if not data:
+                    break
+                chunks.append(data)
+    except (OSError, ValueError) as e:
+        raise SourceError(f"emulator unreachable at {url}: {e}") from None
+    return _parse_response(b"".join(chunks), url)
+
+
+def _parse_response(raw: bytes, url: str) -> tuple[int, bytes]:
+    head, sep, body = raw.partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    parts = lines[0].split(b" ", 2)
+    if not sep or len(parts) < 2 or not parts[0].startswith(b"HTTP/") or not parts[1].isdigit():
+        raise SourceError(f"emulator at {url} sent no valid HTTP response")
+    headers = {}
+    for line in lines[1:]:
+        key, _, value = line.partition(b":")
+        headers[key.strip().lower()] = value.strip()
+    if headers.get(b"transfer-encoding", b"").lower() == b"chunked":
+        body = _dechunk(body)
+    elif b"content-length" in headers:
+        body = body[: int(headers[b"content-length"])]
+    return int(parts[1]), body
+
+
+def _dechunk(data: bytes) -> bytes:
+    out = []
+    while data:
+        size_line, _, rest = data.partition(b"\r\n")
+        size = int(size_line.split(b";")[0].strip() or b"0", 16)
+        if size == 0:
+            break
+        out.append(rest[:size])
+        data = rest[size + 2:]
+    return b"".join(out)

@@ -3,7 +3,7 @@
 The printf formats are the reconstructed ones of the reference; they reproduce the 910B capture byte for
 byte. Chips are grouped into cards by `card_id`; chips with `present: false` are not shown.
 """
-# ruff: noqa: UP031, E501  -- printf-style formats and verbatim 98-column lines of the C source
+# ruff: noqa: UP031  -- printf-style formats and verbatim 98-column lines of the C source
 
 from __future__ import annotations
 

@@ -57,8 +57,9 @@ def test_stage_files_are_named_after_their_stage():
 
 def test_versions_agree_with_the_build_script():
     script = (REPO / "ci" / "build-control-plane.sh").read_text()
-    for var, value in [("K8S_VERSION", binaries.K8S_VERSION), ("ETCD_VERSION", binaries.ETCD_VERSION),
-                       ("KWOK_VERSION", binaries.KWOK_VERSION), ("VOLCANO_VERSION", binaries.VOLCANO_VERSION)]:
+    pins = [("K8S_VERSION", binaries.K8S_VERSION), ("ETCD_VERSION", binaries.ETCD_VERSION),
+            ("KWOK_VERSION", binaries.KWOK_VERSION), ("VOLCANO_VERSION", binaries.VOLCANO_VERSION)]
+    for var, value in pins:
         assert re.search(rf"^{var}={re.escape(value)}$", script, re.M), var
     for mod, version in [("k8s", f"k8s.io/kubernetes {binaries.K8S_VERSION}"),
                          ("etcd", f"go.etcd.io/etcd/server/v3 {binaries.ETCD_VERSION}"),

@@ -19,7 +19,8 @@ def _server(port: int, delay_s: float = 0.0, child: bool = False) -> Component:
         "import http.server, os, subprocess, sys, time\n"
         f"time.sleep({delay_s})\n"
         + ("subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n" if child else "")
-        + f"http.server.HTTPServer(('127.0.0.1', {port}), http.server.SimpleHTTPRequestHandler).serve_forever()\n"
+        + f"http.server.HTTPServer(('127.0.0.1', {port}), http.server.SimpleHTTPRequestHandler)"
+        ".serve_forever()\n"
     )
     return Component(name="srv", binary=PY, args=("-c", code), ports={"http": port},
                      ready_probe=HttpProbe(f"http://127.0.0.1:{port}/"))
@@ -54,9 +55,9 @@ def test_ready_then_whole_group_stopped(tmp_path):
 def test_exit_before_ready_reports_the_log(tmp_path):
     comp = Component(name="boom", binary=PY, args=("-c", "print('bad flag --x'); raise SystemExit(3)"),
                      ready_probe=HttpProbe(f"http://127.0.0.1:{free_port()}/"))
-    with pytest.raises(ProcessNotReady, match=r"(?s)exited with code 3.*bad flag --x"):
-        with ManagedProcess(comp, tmp_path, ready_timeout_s=10):
-            pass
+    with pytest.raises(ProcessNotReady, match=r"(?s)exited with code 3.*bad flag --x"), \
+            ManagedProcess(comp, tmp_path, ready_timeout_s=10):
+        pass
 
 
 def test_not_ready_before_deadline_is_stopped(tmp_path):

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from emulator.engine import Engine, FaultRequest
+from emulator.profiles import load_cluster_spec
 from emulator.selector import Selector
 from emulator.service import EmulatorOptions, StateMismatch, open_engine
-from emulator.profiles import load_cluster_spec
 
 NODE = "npu-node-0"
 
