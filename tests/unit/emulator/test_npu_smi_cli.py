@@ -180,3 +180,15 @@ def test_state_file_takes_precedence_over_url(tmp_path: Path) -> None:
     node, chips = node_910b("from-file")
     env = {"NPU_EMU_STATE_FILE": str(_state_file(tmp_path, node, chips)), "NPU_EMU_URL": "http://127.0.0.1:9"}
     assert source.load_state(env)[0]["name"] == "from-file"
+
+
+def test_parse_chunked_response() -> None:
+    raw = (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n"
+           b"5\r\n{\"a\":\r\n3;x=1\r\n 1}\r\n0\r\n\r\n")
+    assert source._parse_response(raw, "u") == (200, b'{"a": 1}')
+
+
+def test_parse_content_length_and_garbage() -> None:
+    assert source._parse_response(b"HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\nnoEXTRA", "u") == (404, b"no")
+    with pytest.raises(source.SourceError, match="no valid HTTP response"):
+        source._parse_response(b"garbage", "u")

@@ -1,4 +1,4 @@
-# ruff: noqa: E501, UP031  -- verbatim captures are wider than the line limit
+# ruff: noqa: UP031  -- verbatim captures are wider than the line limit
 from __future__ import annotations
 
 import pytest

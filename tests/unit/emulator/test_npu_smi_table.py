@@ -1,4 +1,3 @@
-# ruff: noqa: E501  -- verbatim captures are wider than the line limit
 from __future__ import annotations
 
 from npu_nodes import capture_910b, faulty, node_910a, node_910b, node_a3

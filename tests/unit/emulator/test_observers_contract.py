@@ -43,3 +43,35 @@ def test_metrics_devfs_hccn(engine_state: tuple[dict, list[dict]], tmp_path: Pat
     assert res.davinci == tuple(c["phy_id"] for c in chips)
     no_netns = dict(node, name="no-netns")
     assert hccn_tool.run(["-i", "0", "-link", "-g"], (no_netns, chips)) == "link status: UP\n"
+
+
+def test_npu_smi_against_the_real_api_over_a_unix_socket(tmp_path: Path) -> None:
+    import threading
+    import time
+
+    import uvicorn
+
+    from emulator.api import create_app
+    from emulator.npu_smi import source
+    from emulator.profiles import simple_cluster_spec
+    from emulator.service import EmulatorOptions, open_engine
+
+    engine = open_engine(EmulatorOptions(state_path=tmp_path / "s.db", cluster=simple_cluster_spec("atlas-800t-a2", 2)))
+    sock = tmp_path / "api.sock"
+    server = uvicorn.Server(uvicorn.Config(create_app(engine), uds=str(sock), log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not server.started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert server.started
+        second = list(engine.inventory.nodes)[1]
+        node, chips = source.load_state({"NPU_EMU_URL": f"unix://{sock}", "NPU_EMU_NODE": second})
+        assert node["name"] == second and len(chips) == 8
+        first, _ = source.load_state({"NPU_EMU_URL": f"unix://{sock}"})
+        assert first["name"] == next(iter(engine.inventory.nodes))
+        assert cli.run(["info", "-t", "health", "-i", "0"], (node, chips)).startswith("\tHealth Status")
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
