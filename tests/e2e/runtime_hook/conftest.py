@@ -165,13 +165,30 @@ class BundleFactory:
             c.delete()
 
 
+def _probe(runc: str, busybox: str, workdir: Path) -> str | None:
+    """Run one trivial container; return why runc cannot run containers here, or None."""
+    bundle = workdir / "bundle"
+    (bundle / "rootfs/bin").mkdir(parents=True)
+    shutil.copy2(busybox, bundle / "rootfs/bin/busybox")
+    subprocess.run([runc, "spec"], cwd=bundle, check=True)
+    spec = json.loads((bundle / "config.json").read_text())
+    spec["process"].update(terminal=False, args=["/bin/busybox", "true"])
+    (bundle / "config.json").write_text(json.dumps(spec))
+    res = subprocess.run([runc, "--root", str(workdir / "state"), "run", "--bundle", str(bundle), "probe"],
+                         capture_output=True, text=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL)
+    return None if res.returncode == 0 else f"runc cannot start a container here: {res.stderr.strip()}"
+
+
 @pytest.fixture(scope="session")
-def runc_bin() -> str:
+def runc_bin(tmp_path_factory: pytest.TempPathFactory) -> str:
     reason = _skip_reason()
+    runc = str(shutil.which("runc"))
+    if reason is None:
+        reason = _probe(runc, str(_busybox()), tmp_path_factory.mktemp("runc-probe"))
     if reason:
         print(f"\nskipping runc tests: {reason}")
         pytest.skip(reason)
-    return str(shutil.which("runc"))
+    return runc
 
 
 @pytest.fixture(scope="session")
