@@ -108,7 +108,17 @@ def _rmdir_if_empty(d: Path) -> None:
         d.rmdir()
 
 
+_MKNOD_OK: dict[int, bool] = {}  # per filesystem (st_dev): the answer does not change within a process
+
+
 def _can_mknod(dev: Path) -> bool:
+    fs = dev.stat().st_dev
+    if fs not in _MKNOD_OK:
+        _MKNOD_OK[fs] = _probe_mknod(dev)
+    return _MKNOD_OK[fs]
+
+
+def _probe_mknod(dev: Path) -> bool:
     probe = dev / ".npu-emu-mknod-probe"
     probe.unlink(missing_ok=True)
     try:
@@ -224,6 +234,13 @@ def _sync_package(src: Path, dst: Path) -> None:
 
 
 def _atomic_write(path: Path, text: str, *, mode: int = 0o644) -> None:
+    """Write via temp file + rename; skip when the file already has this content and mode."""
+    try:
+        st = path.stat()
+        if stat.S_IMODE(st.st_mode) == mode and st.st_size == len(text.encode()) and path.read_text() == text:
+            return
+    except (FileNotFoundError, UnicodeDecodeError):
+        pass
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", dir=path.parent)
     try:

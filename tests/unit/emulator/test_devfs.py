@@ -95,3 +95,30 @@ def test_in_tree_npu_smi_runs_without_site_packages(tmp_path: Path) -> None:
     assert "| 4     910B3               | Warning" in res.stdout
     assert "| 0     910B3" not in res.stdout
     assert os.access(launcher, os.X_OK)
+
+
+def test_in_tree_hccn_tool_runs_without_site_packages(tmp_path: Path) -> None:
+    node, chips = node_910b("no-netns-here")
+    chips[1]["link_up"] = False
+    devfs.materialise(node, chips, tmp_path)
+    launcher = tmp_path / devfs.HCCN_LAUNCHER
+    text = launcher.read_text().replace("'/usr/local/Ascend/driver/tools'", repr(str(tmp_path / devfs.TOOLS)))
+    launcher.write_text(text)
+    env = {"NPU_EMU_STATE_FILE": str(tmp_path / devfs.STATE_FILE), "PATH": "/usr/bin:/bin"}
+    res = subprocess.run([sys.executable, "-I", "-S", str(launcher), "-i", "1", "-link", "-g"], env=env,
+                         cwd=tmp_path, capture_output=True, text=True, timeout=30)
+    assert (res.returncode, res.stdout) == (0, "link status: DOWN\n"), res.stderr
+
+
+def test_unchanged_files_are_not_rewritten(tmp_path: Path) -> None:
+    node, chips = node_910b()
+    devfs.materialise(node, chips, tmp_path)
+    info = tmp_path / "usr/local/Ascend/driver/version.info"
+    state = tmp_path / devfs.STATE_FILE
+    before = (info.stat().st_ino, state.stat().st_ino)
+    devfs.materialise(node, chips, tmp_path)
+    assert (info.stat().st_ino, state.stat().st_ino) == before
+    chips[0]["temperature_c"] = 80
+    devfs.materialise(node, chips, tmp_path)
+    assert state.stat().st_ino != before[1]
+    assert json.loads(state.read_text())["chips"][0]["temperature_c"] == 80
