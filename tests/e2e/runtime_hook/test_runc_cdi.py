@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import BundleFactory
+from rh_runc_support import BundleFactory
 
 from runtime_hook.testing import EmulatedNode
 

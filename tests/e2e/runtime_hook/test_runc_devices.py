@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import BundleFactory, host_mounts_under
+from rh_runc_support import BundleFactory, host_mounts_under
 
 from runtime_hook.testing import EmulatedNode
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import BundleFactory, Container, host_mounts_under
+from rh_runc_support import BundleFactory, Container, host_mounts_under
 
 pytestmark = [pytest.mark.e2e, pytest.mark.runc]
 

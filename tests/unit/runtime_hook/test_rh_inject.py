@@ -4,7 +4,7 @@ import copy
 import sys
 
 import pytest
-from conftest import minimal_spec
+from rh_unit_support import minimal_spec
 
 from runtime_hook import RuntimeHookError
 from runtime_hook.inject import Hook, process_spec
