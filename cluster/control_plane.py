@@ -108,6 +108,12 @@ class ControlPlane(KubeCluster):
 
     # ---- paths -------------------------------------------------------------------------------------
     @property
+    def _kwokctl_kubeconfig(self) -> Path:
+        # kwokctl adds/removes a context in the kubeconfig it is given (an empty path is refused on
+        # delete): give it one of our own, so it never edits ~/.kube/config or $KUBECONFIG.
+        return self.dir / "kwokctl-kubeconfig.yaml"
+
+    @property
     def kwok_workdir(self) -> Path:
         return self.dir / "kwok"
 
@@ -179,7 +185,8 @@ class ControlPlane(KubeCluster):
         config = self.dir / "kwokctl.yaml"
         config.write_text(render_kwokctl_config(binaries, load_stages()))
         run_kwokctl(binaries, self.kwok_workdir, self.name, "create", "cluster", "--runtime=binary",
-                    f"--config={config}", "--kubeconfig=", f"--wait={int(timeout_s)}s",
+                    f"--config={config}", f"--kubeconfig={self._kwokctl_kubeconfig}",
+                    f"--wait={int(timeout_s)}s",
                     f"--timeout={int(timeout_s)}s", timeout_s=timeout_s + 30)
         shutil.copyfile(self.kwok_cluster_dir / "kubeconfig.yaml", self.kubeconfig)
         self.kubeconfig.chmod(0o600)
@@ -197,7 +204,7 @@ class ControlPlane(KubeCluster):
                 if not doc or doc.get("kind") != "CustomResourceDefinition":
                     continue
                 try:
-                    api.create_custom_resource_definition(doc, _preload_content=False).release_conn()
+                    _ = api.create_custom_resource_definition(doc, _preload_content=False).data
                 except ApiException as e:
                     if e.status != 409:
                         raise RuntimeError(
@@ -296,7 +303,7 @@ class ControlPlane(KubeCluster):
             try:
                 bin_dir = self._bin_dir or self._record_bin_dir()
                 run_kwokctl(find_binaries(bin_dir), self.kwok_workdir, self.name, "delete", "cluster",
-                            "--kubeconfig=", timeout_s=120)
+                            f"--kubeconfig={self._kwokctl_kubeconfig}", timeout_s=120)
                 stopped.append("kwokctl cluster (etcd, kube-apiserver, kube-controller-manager, kwok)")
             except (KwokctlError, RuntimeError) as e:
                 errors.append(f"kwokctl delete cluster: {e}")

@@ -46,7 +46,7 @@ def create_fleet(api_client: ApiClient, nodes: Sequence[NodeSource], cluster: st
             body = build_node(node, cluster)
             if extra_labels:
                 body["metadata"]["labels"].update(extra_labels)
-            core.create_node(body, _preload_content=False).release_conn()
+            _ = core.create_node(body, _preload_content=False).data  # read it: frees the connection
             return True
         except ApiException as e:
             if e.status == 409:
@@ -127,7 +127,7 @@ def delete_nodes(api_client: ApiClient, names: Iterable[str], *, workers: int = 
 
     def delete(name: str) -> bool:
         try:
-            core.delete_node(name, _preload_content=False).release_conn()
+            _ = core.delete_node(name, _preload_content=False).data
             return True
         except ApiException as e:
             if e.status == 404:

@@ -53,7 +53,7 @@ def kwokctl_env(workdir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KWOK_")}
     # kwokctl keeps its clusters (pids, logs, pki, etcd data) under $KWOK_WORKDIR/clusters/<name>.
     env["KWOK_WORKDIR"] = str(workdir)
-    # kwokctl must never touch a developer's kubeconfig; every command also passes --kubeconfig="".
+    # kwokctl must never touch a developer's kubeconfig; every command also passes --kubeconfig=<a file of ours>.
     env.pop("KUBECONFIG", None)
     return env
 

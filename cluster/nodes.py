@@ -146,6 +146,9 @@ def build_node(node: NodeSource, cluster: str) -> dict[str, Any]:
                 "architecture": _ARCH.get(spec.host_arch, "arm64"),
                 "operatingSystem": "linux",
                 "osImage": f"npu-emu {node.profile.name}",
+                # Required by the API schema; kwok's node-initialize fills the empty ones.
+                "kernelVersion": "", "kubeletVersion": "", "kubeProxyVersion": "",
+                "containerRuntimeVersion": "", "machineID": "", "systemUUID": "", "bootID": "",
             },
         },
     }

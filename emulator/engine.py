@@ -106,7 +106,8 @@ class Engine:
         self._dirty_chips: set[ChipKey] = set()
         self._dirty_faults: set[str] = set()
         self._next_fault = int(store.get_meta("next_fault") or 1)
-        self.on_change: list[Callable[[set[ChipKey]], None]] = []
+        self.on_change: list[Callable[[set[ChipKey]], None]] = []  # chips whose object changed
+        self.on_commit: list[Callable[[], None]] = []
         self._restore()
 
     # ---- restore -----------------------------------------------------------------------------------------
@@ -377,6 +378,8 @@ class Engine:
             self._dirty_chips.clear()
             self._dirty_faults.clear()
         self.events.publish_staged()
+        for notify in self.on_commit:
+            notify()
         if changed:
             for callback in self.on_change:
                 callback(changed)

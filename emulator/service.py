@@ -24,7 +24,7 @@ class EmulatorOptions:
     cluster: ClusterSpec | None = None
     catalogue_path: Path | None = None
     speed: float | None = None
-    durability: Durability = "full"
+    durability: Durability = "normal"
     reset: bool = False
 
 

@@ -44,7 +44,7 @@ class Transaction:
 
 
 class Store:
-    def __init__(self, path: str | Path, durability: Durability = "full") -> None:
+    def __init__(self, path: str | Path, durability: Durability = "normal") -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)

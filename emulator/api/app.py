@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from fastapi import Depends, FastAPI, Request
+from fastapi import Depends, FastAPI
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -54,6 +54,7 @@ def create_app(engine: Engine, token: str | None = None) -> FastAPI:
 
     app = FastAPI(title="npu-emu", version=__version__, lifespan=lifespan,
                   description="Emulated Huawei Ascend NPUs: state, faults, events.")
+    engine.on_commit.append(wake.set)  # a mutation may have added an earlier timer
     app.state.engine = engine
     app.state.token = token
     app.add_middleware(BodyLimit)
@@ -61,13 +62,6 @@ def create_app(engine: Engine, token: str | None = None) -> FastAPI:
     app.include_router(routes_state.router)
     app.include_router(routes_faults.router)
     app.include_router(routes_events.router)
-
-    @app.middleware("http")
-    async def _wake_timers(request: Request, call_next: Any) -> Any:
-        response = await call_next(request)
-        if request.method != "GET":
-            wake.set()
-        return response
 
     @app.get("/healthz", tags=["misc"])
     async def healthz() -> dict[str, Any]:
