@@ -37,7 +37,8 @@ def _add_serve(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                                         "path is replaced by the node name (added automatically for >1 node)")
     p.add_argument("--netns", action="store_true", help="give each node a network namespace with one NIC per chip")
     p.add_argument("--durability", choices=["full", "normal"], default="normal",
-                   help="SQLite synchronous mode (WAL): normal (default) keeps every acknowledged change across a crash or kill -9 of the service; full also across power loss, at an fsync per change")
+                   help="SQLite synchronous mode (WAL): normal (default) keeps every acknowledged change across a "
+                        "crash or kill -9 of the service; full also across power loss, at an fsync per change")
     p.add_argument("--reset", action="store_true", help="discard the state file and start over")
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
 
