@@ -72,9 +72,11 @@ def hook_for(environ: Mapping[str, str], devfs_root: str) -> Hook:
     script = script or shutil.which(HOOK_CONSOLE_SCRIPT, path=environ.get("PATH"))
     if script:
         return Hook(path=script, args=(script,), env=tuple(env))
+    # -S: no site import (editable-install finders, .pth files); the hook is stdlib-only and PYTHONPATH
+    # finds the package.
     package_parent = str(Path(__file__).resolve().parent.parent)
     env.append(f"PYTHONPATH={package_parent}")
-    return Hook(path=sys.executable, args=(sys.executable, "-m", HOOK_MODULE), env=tuple(env))
+    return Hook(path=sys.executable, args=(sys.executable, "-S", "-m", HOOK_MODULE), env=tuple(env))
 
 
 def edit_bundle(bundle: str, environ: Mapping[str, str]) -> list[int]:

@@ -32,7 +32,7 @@ def test_find_runc() -> None:
 def test_hook_defaults_to_the_module_with_its_config() -> None:
     hook = hook_for({"PATH": "/nonexistent", "NPU_EMU_RUNTIME_LOG_DIR": "/logs"}, "/devfs")
     assert hook.path == sys.executable
-    assert hook.args == (sys.executable, "-m", "runtime_hook.prestart")
+    assert hook.args == (sys.executable, "-S", "-m", "runtime_hook.prestart")
     assert "NPU_EMU_DEVFS_ROOT=/devfs" in hook.env and "NPU_EMU_RUNTIME_LOG_DIR=/logs" in hook.env
     explicit = hook_for({"NPU_EMU_HOOK": "/usr/bin/npu-emu-hook"}, "/")
     assert (explicit.path, explicit.args) == ("/usr/bin/npu-emu-hook", ("/usr/bin/npu-emu-hook",))
