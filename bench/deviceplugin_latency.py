@@ -49,9 +49,15 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=200, help="inject+clear pairs (default %(default)s)")
     ap.add_argument("--allocs", type=int, default=1000, help="Allocate calls (default %(default)s)")
     ap.add_argument("--json", type=Path, help="also write the results here")
+    ap.add_argument(
+        "--durability",
+        choices=["full", "normal"],
+        default="full",
+        help="the emulator's SQLite durability (default %(default)s)",
+    )
     ns = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="dpb-", dir="/tmp"))
-    emulator = Emulator(work, "--devfs-root", str(work / "devfs"))
+    emulator = Emulator(work, "--devfs-root", str(work / "devfs"), "--durability", ns.durability)
     results = []
     with running(emulator), KubeletStub(work / "dp") as kubelet:
         args = [
