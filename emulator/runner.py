@@ -8,7 +8,7 @@ import contextlib
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from .engine import Engine
 from .profiles import ClusterSpec, load_cluster_spec, simple_cluster_spec
 from .service import EmulatorOptions, StateMismatch, open_engine
 
-NodeSync = Callable[[dict[str, Any], list[dict[str, Any]]], None]
+NodeSync = Callable[[dict[str, Any], list[dict[str, Any]]], object]
 
 
 def devfs_root_for(template: str, node: str, node_count: int) -> Path:
@@ -105,9 +105,21 @@ def _observers(args: argparse.Namespace, engine: Engine) -> tuple[list[NodeSync]
         pyroute2.config.disable_mp_signal = True
 
         syncs.append(netns.sync)
-        names = list(engine.inventory.nodes)
-        cleanups.append(lambda: [netns.remove(engine.inventory.node(n).summary()) for n in names])
+
+        def remove_namespaces() -> None:
+            for info in engine.inventory.nodes.values():
+                netns.remove(info.summary())
+
+        cleanups.append(remove_namespaces)
     return syncs, cleanups
+
+
+class _Server(uvicorn.Server):
+    """A uvicorn server that leaves signals to us, so one SIGTERM stops the TCP and unix-socket servers."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
 
 
 async def _serve_async(engine: Engine, args: argparse.Namespace) -> None:
@@ -118,12 +130,15 @@ async def _serve_async(engine: Engine, args: argparse.Namespace) -> None:
         args.uds.unlink(missing_ok=True)
         configs.append(uvicorn.Config(app, uds=str(args.uds), log_level=args.log_level, lifespan="off",
                                      timeout_graceful_shutdown=2))
-    servers = [uvicorn.Server(c) for c in configs]
-    for server in servers:
-        server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+    servers = [_Server(c) for c in configs]
+
+    def stop_all() -> None:
+        for server in servers:
+            server.should_exit = True
+
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, lambda: [setattr(s, "should_exit", True) for s in servers])
+        loop.add_signal_handler(sig, stop_all)
     await asyncio.gather(*(s.serve() for s in servers))
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -10,7 +13,7 @@ from pydantic import ValidationError
 from ..events import EventsGone
 
 
-def _describe(errors: list[dict]) -> str:  # type: ignore[type-arg]
+def _describe(errors: Sequence[Any]) -> str:
     parts = []
     for err in errors:
         if err.get("type") == "json_invalid":
@@ -26,11 +29,11 @@ def _describe(errors: list[dict]) -> str:  # type: ignore[type-arg]
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
-        return JSONResponse(status_code=422, content={"detail": _describe(list(exc.errors()))})
+        return JSONResponse(status_code=422, content={"detail": _describe(exc.errors())})
 
     @app.exception_handler(ValidationError)
     async def _model_validation(_: Request, exc: ValidationError) -> JSONResponse:
-        return JSONResponse(status_code=422, content={"detail": _describe(list(exc.errors()))})
+        return JSONResponse(status_code=422, content={"detail": _describe(exc.errors())})
 
     @app.exception_handler(LookupError)
     async def _not_found(_: Request, exc: LookupError) -> JSONResponse:

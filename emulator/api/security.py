@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 
 from fastapi import HTTPException, Request
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 MAX_BODY_BYTES = 4 * 1024 * 1024
 
@@ -38,7 +38,7 @@ class BodyLimit:
             return
         seen = 0
 
-        async def limited() -> dict:  # type: ignore[type-arg]
+        async def limited() -> Message:
             nonlocal seen
             message = await receive()
             if message["type"] == "http.request":
