@@ -152,7 +152,7 @@ class Fleet:
                 if version is None:
                     listing = core.list_pod_for_all_namespaces()
                     self._resync_pods([pod_info(p) for p in listing.items])
-                    version = listing.metadata.resource_version
+                    version = listing.metadata.resource_version if listing.metadata else None
                     self.ready.set()
                 self._watch = watch.Watch()
                 for ev in self._watch.stream(
@@ -199,12 +199,12 @@ class Fleet:
     def on_pod(self, kind: str, pod: PodInfo) -> None:
         """Apply one pod change (watch event type ADDED/MODIFIED/DELETED)."""
         with self._lock:
-            for name, book in self.books.items():  # a pod that ended or left: free its chips
-                if pod.uid in book.assigned or pod.uid in book.pending:
+            for name, other in self.books.items():  # a pod that ended or left: free its chips
+                if pod.uid in other.assigned or pod.uid in other.pending:
                     ended = kind == "DELETED" or pod.phase in ("Succeeded", "Failed") or pod.node != name
                     if ended:
-                        book.assigned.pop(pod.uid, None)
-                        book.pending.pop(pod.uid, None)
+                        other.assigned.pop(pod.uid, None)
+                        other.pending.pop(pod.uid, None)
                         self._dirty.add(name)
                         self._lock.notify_all()
             book = self.books.get(pod.node)
@@ -305,6 +305,8 @@ class Fleet:
             used = book.used()
         book.state.set_in_use(used)
         snap = book.state.snapshot()
+        if snap.node is None:
+            return
         if not book.labelled and snap.chips:
             existing = self.publisher.node_labels(name)
             self.publisher.patch_node_metadata(

@@ -51,7 +51,8 @@ class KubePublisher:
         self.core.patch_node(node, body, _content_type=MERGE_PATCH)
 
     def node_labels(self, node: str) -> dict[str, str]:
-        return dict(self.core.read_node(node).metadata.labels or {})
+        meta = self.core.read_node(node).metadata
+        return dict((meta.labels if meta else None) or {})
 
     def patch_node_npus(self, node: str, healthy: int) -> None:
         """capacity and allocatable huawei.com/Ascend910 on the node's status (kubelet-less nodes)."""
