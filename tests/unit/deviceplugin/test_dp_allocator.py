@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deviceplugin.allocator import RING_PREFERENCE, AllocationError, choose, valid_counts
@@ -69,6 +69,7 @@ def test_must_include() -> None:
         choose(MESH, range(8), [0, 1], 1, must_include=[2])
 
 
+@settings(deadline=None)
 @given(free=free8, count=st.sampled_from([1, 2, 4, 8]))
 def test_rings_properties(free: set[int], count: int) -> None:
     try:
@@ -96,6 +97,7 @@ def test_rings_properties(free: set[int], count: int) -> None:
                 assert RING_PREFERENCE[count].index(other_free) >= rank
 
 
+@settings(deadline=None)
 @given(free=free8, count=st.integers(1, 8))
 def test_mesh_properties(free: set[int], count: int) -> None:
     if len(free) < count:
@@ -105,6 +107,7 @@ def test_mesh_properties(free: set[int], count: int) -> None:
     assert choose(MESH, range(8), free, count) == sorted(free)[:count]
 
 
+@settings(deadline=None)
 @given(free=free16, count=st.sampled_from(sorted(valid_counts(A3, list(range(16))))))
 def test_a3_properties(free: set[int], count: int) -> None:
     try:
@@ -123,6 +126,7 @@ def test_a3_properties(free: set[int], count: int) -> None:
             assert got[0] in partner_taken
 
 
+@settings(deadline=None)
 @given(free=free8, count=st.integers(-3, 10), must=st.sets(st.integers(0, 7), max_size=3))
 def test_never_returns_an_invalid_choice(free: set[int], count: int, must: set[int]) -> None:
     for topo in (RINGS, MESH):

@@ -30,9 +30,7 @@ NODE = Node(name="n", generation="910B", super_pod_id=-2, server_index=-2, topol
 def test_check_code_of_verbatim_device_info() -> None:
     cfg = json.loads(A3_EXAMPLE)
     assert check_code(cfg["DeviceInfo"]) == cfg["CheckCode"]
-    assert (
-        device_info_cfg(NODE, cfg["DeviceInfo"]["DeviceList"], cfg["DeviceInfo"]["UpdateTime"]) == A3_EXAMPLE
-    )
+    assert device_info_cfg(NODE, cfg["DeviceInfo"]["DeviceList"], cfg["DeviceInfo"]["UpdateTime"]) == A3_EXAMPLE
 
 
 def test_example_rebuilt_from_chips() -> None:
@@ -64,10 +62,7 @@ def test_healthy_node_and_used_chips() -> None:
     chips = {p: Chip(phy_id=p) for p in range(8)}
     devices = device_list(chips, device_health(NODE, chips), used={1, 2})
     assert devices["huawei.com/Ascend910-Fault"] == "[]"
-    assert (
-        devices["huawei.com/Ascend910"]
-        == "Ascend910-0,Ascend910-3,Ascend910-4,Ascend910-5,Ascend910-6,Ascend910-7"
-    )
+    assert devices["huawei.com/Ascend910"] == "Ascend910-0,Ascend910-3,Ascend910-4,Ascend910-5,Ascend910-6,Ascend910-7"
     data = configmap_data(NODE, devices, 1, separated=[3])
     assert data["ManuallySeparateNPU"] == "Ascend910-3"
     assert list(json.loads(data["DeviceInfoCfg"])) == ["DeviceInfo", "SuperPodID", "ServerIndex", "CheckCode"]

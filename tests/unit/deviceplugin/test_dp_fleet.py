@@ -26,9 +26,7 @@ class Recorder:
     def node_labels(self, node: str) -> dict[str, str]:
         return {}
 
-    def patch_node_metadata(
-        self, node: str, labels: Mapping[str, str], annotations: Mapping[str, str]
-    ) -> None:
+    def patch_node_metadata(self, node: str, labels: Mapping[str, str], annotations: Mapping[str, str]) -> None:
         self.metadata[node] = (dict(labels), dict(annotations))
 
     def patch_node_npus(self, node: str, healthy: int) -> None:
@@ -135,9 +133,7 @@ def test_pod_waits_when_no_chips_and_gets_them_later() -> None:
 
 def test_adopts_pods_annotated_by_an_earlier_run() -> None:
     fleet, rec = fleet_with(node_910b("e"))
-    fleet.on_pod(
-        "ADDED", npod("old", "e", 2, phase="Running", **{"huawei.com/AscendReal": "Ascend910-6,Ascend910-7"})
-    )
+    fleet.on_pod("ADDED", npod("old", "e", 2, phase="Running", **{"huawei.com/AscendReal": "Ascend910-6,Ascend910-7"}))
     fleet.on_pod("ADDED", npod("new", "e", 6))
     fleet.flush("e")
     assert "ns/old" not in rec.pods

@@ -92,9 +92,7 @@ def test_plain_allocate_device_specs(tmp_path: Path) -> None:
 
 
 def test_ascend_docker_allocate_env_only() -> None:
-    svc = DevicePluginServicer(
-        NodeState(node_910b(), chips()), PluginOptions(volcano=False, ascend_docker=True)
-    )
+    svc = DevicePluginServicer(NodeState(node_910b(), chips()), PluginOptions(volcano=False, ascend_docker=True))
     resp = svc.allocate(req(["Ascend910-1", "Ascend910-0"]))
     c = resp.container_responses[0]
     assert dict(c.envs) == {"ASCEND_VISIBLE_DEVICES": "0,1", "ASCEND_RUNTIME_OPTIONS": ""}
