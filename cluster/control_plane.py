@@ -215,7 +215,7 @@ class ControlPlane(KubeCluster):
         while pending:
             for name in list(pending):
                 crd = json.loads(api.read_custom_resource_definition(name, _preload_content=False).data)
-                conds = {c["type"]: c["status"] for c in crd.get("status", {}).get("conditions", [])}
+                conds = {c["type"]: c["status"] for c in (crd.get("status") or {}).get("conditions") or []}
                 if conds.get("Established") == "True":
                     pending.discard(name)
             if pending and time.monotonic() > deadline:
