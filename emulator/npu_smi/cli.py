@@ -7,10 +7,14 @@ Errors print to stdout like the real tool (it writes with printf), and exit non-
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-from typing import Any, TextIO
 
 from . import details, source, table, topo
+
+# typing and collections.abc cost milliseconds at start-up: annotations only, imported for type checkers
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any, TextIO
 
 EXIT_OK = 0
 EXIT_USAGE = 1

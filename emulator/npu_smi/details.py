@@ -6,13 +6,18 @@ Key/value lines use the C source's "\t%-30s : %s"; the ECC lines "\t%-40s : %u".
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from .table import cards, is_a3
 
-Node = dict[str, Any]
-Chip = dict[str, Any]
+# typing and collections.abc cost milliseconds at start-up: annotations only, imported for type checkers
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TypeAlias
+
+    Node: TypeAlias = dict[str, Any]
+    Chip: TypeAlias = dict[str, Any]
+    Block: TypeAlias = Callable[[Node, Chip], list[str]]
+    Render: TypeAlias = Callable[[Node, int, list[Chip], Chip | None], list[str]]
 
 KV = "\t%-30s : %s"
 KV_ECC = "\t%-40s : %s"
@@ -228,11 +233,7 @@ def _common_block(node: Node, chip: Chip) -> list[str]:
     ]
 
 
-Block = Callable[[Node, Chip], list[str]]
-
-
-def _per_chip(block: Block, fmt: str = KV, mcu: Callable[[list[Chip]], list[str]] | None = None
-              ) -> Callable[[Node, int, list[Chip], Chip | None], list[str]]:
+def _per_chip(block: Block, fmt: str = KV, mcu: Callable[[list[Chip]], list[str]] | None = None) -> Render:
     def render(node: Node, card: int, members: list[Chip], chip: Chip | None) -> list[str]:
         out = _card_head(card, members, fmt)
         for i, c in enumerate([chip] if chip is not None else members):
@@ -254,7 +255,7 @@ def _common_mcu(members: list[Chip]) -> list[str]:
     return [kv("Chip Name", "mcu"), kv("Temperature(C)", _mcu_temp(members[0]))]
 
 
-TYPES: dict[str, Callable[[Node, int, list[Chip], Chip | None], list[str]]] = {
+TYPES: dict[str, Render] = {
     "board": render_board,
     "health": render_health,
     "ecc": _per_chip(_ecc_block, KV_ECC),

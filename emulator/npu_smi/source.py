@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 import os
-import re
-from typing import Any
 
-Node = dict[str, Any]
-Chip = dict[str, Any]
+# typing and collections.abc cost milliseconds at start-up: annotations only, imported for type checkers
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeAlias
+
+    Node: TypeAlias = dict[str, Any]
+    Chip: TypeAlias = dict[str, Any]
 
 CONTAINER_STATE_FILE = "/usr/local/Ascend/driver/npu-emu/node.json"
 DEFAULT_URL = "http://127.0.0.1:8910"
@@ -55,10 +58,10 @@ def parse_visible_devices(value: str) -> set[int]:
     ids: set[int] = set()
     kinds: set[str] = set()
     for item in (p.strip() for p in value.split(",")):
-        named = re.fullmatch(r"(?:Ascend\d+[A-Za-z0-9]*|npu)-(\d+)", item)
-        if named:
+        named = _device_name_id(item)
+        if named is not None:
             kinds.add("name")
-            ids.add(int(named.group(1)))
+            ids.add(named)
             continue
         kinds.add("id")
         if "-" in item:
@@ -80,6 +83,19 @@ def parse_visible_devices(value: str) -> set[int]:
     if len(kinds) > 1:
         raise VisibleDevicesError(f"mixing device ids and names is not supported: {value}")
     return ids
+
+
+def _device_name_id(item: str) -> int | None:
+    """`Ascend910-3` / `Ascend910B-3` / `npu-3` -> 3 (no `re`: json already costs enough to import)."""
+    prefix, _, num = item.rpartition("-")
+    if not num.isdigit():
+        return None
+    if prefix == "npu":
+        return int(num)
+    model = prefix[len("Ascend"):]
+    if prefix.startswith("Ascend") and model[:1].isdigit() and model.isalnum() and model.isascii():
+        return int(num)
+    return None
 
 
 def _split(doc: Any) -> tuple[Node, list[Chip]]:

@@ -7,10 +7,13 @@ byte. Chips are grouped into cards by `card_id`; chips with `present: false` are
 
 from __future__ import annotations
 
-from typing import Any
+# typing and collections.abc cost milliseconds at start-up: annotations only, imported for type checkers
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeAlias
 
-Node = dict[str, Any]
-Chip = dict[str, Any]
+    Node: TypeAlias = dict[str, Any]
+    Chip: TypeAlias = dict[str, Any]
 
 TOP = "+" + "-" * 96 + "+"
 SEP = "+" + "-" * 27 + "+" + "-" * 15 + "+" + "-" * 52 + "+"

@@ -8,12 +8,15 @@ SIO between the two dies of a pair (the newer legend lists SIO). These choices a
 
 from __future__ import annotations
 
-from typing import Any
-
 from .table import present
 
-Node = dict[str, Any]
-Chip = dict[str, Any]
+# typing and collections.abc cost milliseconds at start-up: annotations only, imported for type checkers
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeAlias
+
+    Node: TypeAlias = dict[str, Any]
+    Chip: TypeAlias = dict[str, Any]
 
 CELL = "%-11s"
 LEGEND = [
