@@ -35,19 +35,31 @@ class Kube:
         self.client = api_client
 
     # plumbing ---------------------------------------------------------------------------------------
+    def _request(self, method: str, path: str, *, body: Any = None, query: list[tuple[str, Any]] | None = None,
+                 content_type: str = "application/json", timeout: Any = 30.0, stream: bool = False) -> Any:
+        headers = {"Accept": "application/json"}
+        if body is not None:
+            headers["Content-Type"] = content_type
+        method, url, headers, _, _ = self.client.param_serialize(
+            method, path, query_params=query or [], header_params=headers, auth_settings=["BearerToken"])
+        payload = json.dumps(body).encode() if body is not None else None
+        resp = self.client.rest_client.pool_manager.request(method, url, headers=headers, body=payload,
+                                                            preload_content=not stream, timeout=timeout)
+        if not 200 <= resp.status <= 299:
+            data = resp.data if not stream else resp.read()
+            if stream:
+                resp.release_conn()
+            if resp.status == 404:
+                raise NotFound(path)
+            e = ApiException(status=resp.status, reason=resp.reason)
+            e.body = data.decode(errors="replace") if data else None
+            raise e
+        return resp
+
     def call(self, method: str, path: str, *, body: Any = None, query: list[tuple[str, Any]] | None = None,
              content_type: str = "application/json", timeout: float = 30.0) -> Any:
-        headers = {"Accept": "application/json", "Content-Type": content_type}
-        try:
-            resp = self.client.call_api(path, method, query_params=query or [], header_params=headers, body=body,
-                                        auth_settings=["BearerToken"], _preload_content=False,
-                                        _request_timeout=timeout)
-        except ApiException as e:
-            if e.status == 404:
-                raise NotFound(path) from None
-            raise
-        data = resp[0].data if isinstance(resp, tuple) else resp.data
-        return json.loads(data) if data else None
+        resp = self._request(method, path, body=body, query=query, content_type=content_type, timeout=timeout)
+        return json.loads(resp.data) if resp.data else None
 
     def get(self, path: str) -> dict[str, Any] | None:
         try:
@@ -99,10 +111,10 @@ class Kube:
                                         ("allowWatchBookmarks", "true"), ("timeoutSeconds", timeout_s)]
         if selector:
             query.append(("labelSelector", selector))
-        resp = self.client.call_api(path, "GET", query_params=query, header_params={"Accept": "application/json"},
-                                    auth_settings=["BearerToken"], _preload_content=False,
-                                    _request_timeout=(10, timeout_s + 15))
-        resp = resp[0] if isinstance(resp, tuple) else resp
+        import urllib3
+
+        resp = self._request("GET", path, query=query, stream=True,
+                             timeout=urllib3.Timeout(connect=10, read=timeout_s + 15))
         try:
             buffer = b""
             for chunk in resp.stream(65536, decode_content=False):
