@@ -20,6 +20,7 @@ Node = dict[str, Any]
 Chip = dict[str, Any]
 
 TOR_PREFIX = "npu-emu-tor-"
+IFF_UP = 0x1
 BRIDGE = "br0"
 # All chip NICs of a node share one namespace and one subnet; without these the kernel would answer ARP
 # for a downed chip's IP on a sibling NIC, and a link fault would not cut that chip off.
@@ -46,27 +47,45 @@ def peer_name(node: Node, phy_id: int) -> str:
 
 
 def sync(node: Node, chips: list[Chip]) -> SyncResult:
-    """Create or update the node's namespace, its chip NICs and their ToR bridge ports."""
+    """Create or update the node's namespace, its chip NICs and their ToR bridge ports.
+
+    Reads the current links and addresses once and changes only what differs, so a resync after one chip
+    changed costs a few netlink calls.
+    """
     ns_name = netns_name(str(node["name"]))
     tor_name = tor_netns_name(int(node.get("tor_id", 0)))
     existing = set(netns.listnetns())
     for name in (ns_name, tor_name):
         if name not in existing:
             netns.create(name)
+    in_netns(ns_name, _write_sysctls)
     up: list[int] = []
     down: list[int] = []
-    in_netns(ns_name, _write_sysctls)
-    with NetNS(tor_name) as tor:
+    with NetNS(tor_name) as tor, NetNS(ns_name) as ns:
         bridge = _ensure_bridge(tor)
-        with NetNS(ns_name) as ns:
-            _set_up(ns, "lo")
-            for chip in sorted(chips, key=lambda c: int(c["phy_id"])):
-                phy = int(chip["phy_id"])
-                idx = _ensure_veth(ns, tor, tor_name, ifname(phy), peer_name(node, phy), bridge)
-                _ensure_addr(ns, idx, chip)
-                want_up = bool(chip.get("link_up", True)) and bool(chip.get("present", True))
+        links = _links(ns)
+        if "lo" in links and not links["lo"][1] & IFF_UP:
+            ns.link("set", index=links["lo"][0], state="up")
+        ports = _links(tor)
+        addrs: dict[int, list[tuple[str, int]]] = {}
+        for a in ns.get_addr(family=2):
+            addrs.setdefault(a["index"], []).append((a.get_attr("IFA_ADDRESS"), a["prefixlen"]))
+        for chip in sorted(chips, key=lambda c: int(c["phy_id"])):
+            phy = int(chip["phy_id"])
+            chip_if, peer = ifname(phy), peer_name(node, phy)
+            if chip_if not in links:
+                ns.link("add", ifname=chip_if, kind="veth", peer={"ifname": peer})
+                ns.link("set", index=ns.link_lookup(ifname=peer)[0], net_ns_fd=tor_name)
+                links[chip_if] = (int(ns.link_lookup(ifname=chip_if)[0]), 0, 0)
+                ports = _links(tor)
+            if peer in ports and (ports[peer][2] != bridge or not ports[peer][1] & IFF_UP):
+                tor.link("set", index=ports[peer][0], master=bridge, state="up")
+            idx, flags, _ = links[chip_if]
+            _ensure_addr(ns, idx, chip, addrs.get(idx, []))
+            want_up = bool(chip.get("link_up", True)) and bool(chip.get("present", True))
+            if bool(flags & IFF_UP) != want_up:
                 ns.link("set", index=idx, state="up" if want_up else "down")
-                (up if want_up else down).append(phy)
+            (up if want_up else down).append(phy)
     return SyncResult(ns_name, tor_name, tuple(up), tuple(down))
 
 
@@ -105,30 +124,18 @@ def _ensure_bridge(tor: NetNS) -> int:
     return int(found[0])
 
 
-def _set_up(ns: NetNS, name: str) -> None:
-    found = ns.link_lookup(ifname=name)
-    if found:
-        ns.link("set", index=found[0], state="up")
+def _links(ns: NetNS) -> dict[str, tuple[int, int, int]]:
+    """ifname -> (index, flags, master index or 0)."""
+    return {str(link.get_attr("IFLA_IFNAME")): (int(link["index"]), int(link["flags"]),
+                                                int(link.get_attr("IFLA_MASTER") or 0))
+            for link in ns.get_links()}
 
 
-def _ensure_veth(ns: NetNS, tor: NetNS, tor_name: str, chip_if: str, peer: str, bridge: int) -> int:
-    found = ns.link_lookup(ifname=chip_if)
-    if not found:
-        ns.link("add", ifname=chip_if, kind="veth", peer={"ifname": peer})
-        ns.link("set", index=ns.link_lookup(ifname=peer)[0], net_ns_fd=tor_name)
-        found = ns.link_lookup(ifname=chip_if)
-    peer_idx = tor.link_lookup(ifname=peer)
-    if peer_idx:
-        tor.link("set", index=peer_idx[0], master=bridge, state="up")
-    return int(found[0])
-
-
-def _ensure_addr(ns: NetNS, idx: int, chip: Chip) -> None:
+def _ensure_addr(ns: NetNS, idx: int, chip: Chip, have: list[tuple[str, int]]) -> None:
     ip = chip.get("device_ip")
     if not ip:
         return
     prefix = ipaddress.IPv4Network(f"0.0.0.0/{chip.get('netmask') or '255.255.255.0'}").prefixlen
-    have = [(a.get_attr("IFA_ADDRESS"), a["prefixlen"]) for a in ns.get_addr(index=idx, family=2)]
     if have == [(ip, prefix)]:
         return
     for address, plen in have:
