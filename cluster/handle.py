@@ -54,10 +54,12 @@ class KubeCluster:
                 self._api_client = None
 
     def count_nodes(self, label_selector: str | None = None) -> tuple[int, int, int]:
-        """(nodes, Ready nodes, huawei.com/Ascend910 allocatable on Ready nodes) of this cluster."""
+        """(nodes, Ready nodes, huawei.com/Ascend910 allocatable on Ready nodes) matching the selector
+        (default: the nodes npu-emu created for this cluster; "" for every node)."""
         from .fleet import count_ready
 
-        return count_ready(self.api_client(), label_selector or self.label_selector)
+        selector = self.label_selector if label_selector is None else label_selector
+        return count_ready(self.api_client(), selector)
 
     def add_nodes(self, nodes: Inventory | list[NodeSource], *, wait: bool = True, workers: int = 16,
                   progress: bool = False, timeout_s: float = 600.0,

@@ -83,7 +83,10 @@ def control_plane(request: pytest.FixtureRequest) -> Iterator[KubeCluster]:
 
     config = request.config
     kubeconfig = _option(config, "--npu-emu-kubeconfig", "NPU_EMU_KUBECONFIG")
-    name = _option(config, "--npu-emu-cluster-name") or "npu-emu-pytest"
+    keep = bool(config.getoption("--npu-emu-keep-cluster"))
+    # Concurrent sessions must never share (and tear down) one cluster: without an explicit name or
+    # --npu-emu-keep-cluster, each session gets its own.
+    name = _option(config, "--npu-emu-cluster-name") or ("npu-emu-pytest" if keep else f"pytest-{os.getpid()}")
     if kubeconfig:
         path = Path(kubeconfig).expanduser()
         if not path.exists():
@@ -96,14 +99,16 @@ def control_plane(request: pytest.FixtureRequest) -> Iterator[KubeCluster]:
     from .binaries import BinariesMissing
     from .control_plane import ControlPlane
 
-    keep = bool(config.getoption("--npu-emu-keep-cluster"))
+    _remove_stale_session_clusters()
     cp = ControlPlane(name, bin_dir=_option(config, "--npu-emu-bin-dir"))
     started = False
     if cp.exists() and keep and cp.status().get("apiserver") == "ok":
         pass  # a cluster kept by an earlier session: reuse it as it is
+    elif cp.dir.exists():
+        pytest.fail(f"cluster {name!r} already exists ({cp.dir}) and is not reusable (kept clusters are "
+                    f"reused only with --npu-emu-keep-cluster while healthy). Remove it with "
+                    f"`python -m cluster down --name {name}` or choose --npu-emu-cluster-name.", pytrace=False)
     else:
-        if cp.dir.exists():
-            cp.down()
         try:
             cp.up(detach=keep)
         except BinariesMissing as e:
@@ -116,6 +121,23 @@ def control_plane(request: pytest.FixtureRequest) -> Iterator[KubeCluster]:
             cp.down()
         else:
             cp.close()
+
+
+def _remove_stale_session_clusters() -> None:
+    """Clusters `pytest-<pid>` whose pytest process is gone (killed sessions) are removed."""
+    import contextlib
+
+    from .control_plane import ControlPlane, default_state_root
+    from .process import process_alive
+
+    root = default_state_root() / "clusters"
+    if not root.is_dir():
+        return
+    for d in root.iterdir():
+        pid = d.name.removeprefix("pytest-")
+        if d.name.startswith("pytest-") and pid.isdigit() and not process_alive(int(pid)):
+            with contextlib.suppress(Exception):
+                ControlPlane(d.name).down()
 
 
 @pytest.fixture(scope="session")

@@ -39,6 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=4, help="jobs reconciled in parallel (default %(default)s)")
     p.add_argument("--resync-s", type=float, default=30.0,
                    help="reconcile every job at least this often, in seconds (default %(default)s)")
+    p.add_argument("--healthz-port", type=int, metavar="PORT",
+                   help="serve GET /healthz on 127.0.0.1:PORT (200 once every watch has synced)")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     return p
 
@@ -46,6 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.log_level == "debug":  # one line per request is noise even then
+        logging.getLogger("urllib3").setLevel(logging.INFO)
     from kubernetes import config
 
     from .controller import AscendJobController
@@ -71,10 +75,17 @@ def main(argv: list[str] | None = None) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     controller.start()
+    server = None
+    if args.healthz_port:
+        from .healthz import serve_healthz
+
+        server = serve_healthz(args.healthz_port, controller.ready)
     logging.getLogger("cluster.ascendjob").info("AscendJob controller running")
     try:
         stop.wait()
     finally:
+        if server is not None:
+            server.shutdown()
         controller.stop()
     return 0
 

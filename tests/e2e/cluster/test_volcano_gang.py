@@ -75,13 +75,17 @@ def bound(pods: list[Any]) -> dict[str, str]:
     return {p.metadata.name: p.spec.node_name for p in pods if p.spec.node_name}
 
 
-def test_gang_binds_whole_nodes_and_second_gang_waits(ascend_fleet, kube_client, namespace):
+def test_gang_binds_whole_nodes_and_second_gang_waits(ascend_nodes_factory, kube_client, namespace):
     api = Api(kube_client, namespace)
-    fleet_nodes = set(ascend_fleet.names)
-    assert len(fleet_nodes) == 8
+    npu910b = ascend_nodes_factory("atlas-800t-a2", 8)
+    # 910A capacity elsewhere in the cluster: Volcano's queue has room (so gang B is enqueued), but not
+    # where a 910B job may run, as in a mixed fleet.
+    ascend_nodes_factory("atlas-800-9000", 8)
+    selector = {**npu910b.node_selector, "accelerator-type": "module-910b-8"}
+    fleet_nodes = set(npu910b.names)
 
     # 1. Four 8-chip pods, gang of 4: each pod takes a whole 910B node.
-    api.create_job(vcjob("gang-a", ascend_fleet.node_selector, replicas=4))
+    api.create_job(vcjob("gang-a", selector, replicas=4))
     placed = wait_for("gang-a: 4 pods bound", lambda: (b := bound(api.pods("gang-a"))) and len(b) == 4 and b,
                       timeout_s=90)
     assert len(set(placed.values())) == 4, placed
@@ -89,8 +93,8 @@ def test_gang_binds_whole_nodes_and_second_gang_waits(ascend_fleet, kube_client,
     wait_for("gang-a pods Running",
              lambda: [p.status.phase for p in api.pods("gang-a")] == ["Running"] * 4, timeout_s=60)
 
-    # 2. A gang of five cannot fit in the four free nodes: none of its pods binds.
-    api.create_job(vcjob("gang-b", ascend_fleet.node_selector, replicas=5))
+    # 2. A gang of five cannot fit in the four free 910B nodes: none of its pods binds.
+    api.create_job(vcjob("gang-b", selector, replicas=5))
 
     def unschedulable_condition() -> dict[str, Any] | None:
         pg = api.podgroup("gang-b")
@@ -101,8 +105,8 @@ def test_gang_binds_whole_nodes_and_second_gang_waits(ascend_fleet, kube_client,
 
     cond = wait_for("gang-b PodGroup condition Unschedulable", unschedulable_condition, timeout_s=60)
     assert cond["phase"] in ("Pending", "Inqueue"), cond
-    assert cond.get("message"), cond
-    print(f"gang-b PodGroup: phase {cond['phase']}, {cond.get('reason')}: {cond['message']}")
+    assert cond["reason"] == "NotEnoughResources", cond
+    assert "Insufficient huawei.com/Ascend910" in cond["message"], cond
     time.sleep(3)  # several scheduling cycles (schedule period 200 ms)
     assert bound(api.pods("gang-b")) == {}
     assert all(p.status.phase == "Pending" for p in api.pods("gang-b"))
@@ -118,3 +122,27 @@ def test_gang_binds_whole_nodes_and_second_gang_waits(ascend_fleet, kube_client,
     wait_for("gang-b PodGroup Running",
              lambda: ((api.podgroup("gang-b") or {}).get("status") or {}).get("phase") == "Running",
              timeout_s=60)
+
+
+def test_gang_larger_than_the_cluster_is_not_enqueued(ascend_fleet, control_plane, kube_client, namespace):
+    """Volcano does not enqueue a gang the queue cannot hold: its PodGroup stays Pending, no pod is even
+    created, and the reason comes as an Unschedulable event on the PodGroup."""
+    api = Api(kube_client, namespace)
+    total_chips = control_plane.count_nodes("")[2]  # every node of the cluster
+    replicas = total_chips // 8 + 1
+    api.create_job(vcjob("too-big", ascend_fleet.node_selector, replicas=replicas))
+
+    def quota_event() -> str | None:
+        pg = api.podgroup("too-big")
+        if not pg:
+            return None
+        events = api.core.list_namespaced_event(
+            namespace, field_selector=f"involvedObject.name={pg['metadata']['name']}").items
+        return next((e.message for e in events
+                     if e.reason == "Unschedulable" and "huawei.com/Ascend910" in e.message), None)
+
+    message = wait_for("an Unschedulable event naming huawei.com/Ascend910", quota_event, timeout_s=60)
+    assert "insufficient" in message
+    time.sleep(3)
+    assert (api.podgroup("too-big") or {})["status"]["phase"] == "Pending"
+    assert api.pods("too-big") == []
