@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "unit" / 
 from npu_nodes import node_910b
 
 from emulator import devfs
+from emulator.npu_smi import cli, source
 
 
 def measure(cmd: list[str], env: dict[str, str], runs: int) -> dict[str, float]:
@@ -88,6 +89,15 @@ def main() -> None:
             "baseline: python3 -I -S -c pass": measure(
                 [sys.executable, "-I", "-S", "-c", "pass"], base, args.runs),
         }
+        in_process = []
+        for _ in range(args.runs):
+            t0 = time.perf_counter()
+            cli.run(["info"], source.load_state({"NPU_EMU_STATE_FILE": str(state)}))
+            in_process.append((time.perf_counter() - t0) * 1000)
+        in_process.sort()
+        rows["in process: load state file + render table (no interpreter start)"] = {
+            "p50": statistics.median(in_process), "p99": in_process[int(len(in_process) * 0.99) - 1],
+            "min": in_process[0]}
         srv.shutdown()
     print(f"machine: {platform.node()} {platform.machine()} {os.cpu_count()} CPUs, "
           f"load {os.getloadavg()[0]:.2f}, Python {platform.python_version()}, runs {args.runs}")
