@@ -17,6 +17,8 @@
 #   NPU_EMU_BIN_DIR   target directory (default ~/.cache/npu-emu/bin/<version-set>)
 #   GO                go command (default: go on PATH, else /usr/local/go/bin/go)
 #   NPU_EMU_BUILD_P   value for go build -p (default: number of CPUs)
+#   NPU_EMU_BUILD_JOBS  1 = build the groups one after another; 2 (default) =
+#                     Kubernetes in parallel with the others
 #
 # See docs/control-plane.md for the recipe and the measured build times.
 set -euo pipefail
@@ -49,6 +51,7 @@ if [[ -z ${GO:-} ]]; then
   fi
 fi
 P=${NPU_EMU_BUILD_P:-$(nproc 2>/dev/null || echo 2)}
+JOBS=${NPU_EMU_BUILD_JOBS:-2}
 LOG_DIR="$BIN_DIR/.logs"
 mkdir -p "$BIN_DIR" "$LOG_DIR"
 export CGO_ENABLED=0
@@ -65,7 +68,8 @@ have() {
   for b in "$@"; do [[ -x "$BIN_DIR/$b" ]] || return 1; done
 }
 
-FAILED=()
+FAIL_FILE=$(mktemp)
+trap 'rm -f "$FAIL_FILE"' EXIT
 # build LABEL "BIN1 BIN2" command... : run the command (which writes into
 # $STAGE), move the produced binaries into $BIN_DIR atomically, time it.
 build() {
@@ -84,7 +88,7 @@ build() {
   if [[ $rc != 0 ]]; then
     log "$label: FAILED after $((end - start))s (exit $rc). Last lines of $logf:"
     tail -n 25 "$logf" | sed 's/^/    /'
-    FAILED+=("$label")
+    echo "$label" >>"$FAIL_FILE"
     rm -rf "$STAGE"
     return 0
   fi
@@ -92,7 +96,7 @@ build() {
   for b in $bins; do
     if [[ ! -x "$STAGE/$b" ]]; then
       log "$label: FAILED: the build did not produce $b (see $logf)"
-      FAILED+=("$label"); rm -rf "$STAGE"; return 0
+      echo "$label" >>"$FAIL_FILE"; rm -rf "$STAGE"; return 0
     fi
   done
   for b in $bins; do mv -f "$STAGE/$b" "$BIN_DIR/$b"; done
@@ -162,20 +166,35 @@ build_volcano() {
 
 # ---- run ------------------------------------------------------------------
 
+lane_kubernetes() {
+  if have kube-apiserver && ! have kube-controller-manager; then
+    build kube-controller-manager "kube-controller-manager" build_k8s k8s.io/kubernetes/cmd/kube-controller-manager
+  elif ! have kube-apiserver && have kube-controller-manager; then
+    build kube-apiserver "kube-apiserver" build_k8s k8s.io/kubernetes/cmd/kube-apiserver
+  else
+    build kubernetes "kube-apiserver kube-controller-manager" build_k8s \
+      k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
+  fi
+}
+lane_others() {
+  # Cheapest first, so a broken toolchain or proxy shows up within a minute.
+  build etcd "etcd" build_etcd
+  build kwok "kwok kwokctl" build_kwok
+  build volcano "vc-scheduler vc-controller-manager" build_volcano
+}
+
 T0=$(date +%s)
-log "target: $BIN_DIR ($("$GO" version), -p $P, CGO_ENABLED=0)"
-# Cheapest first, so a broken toolchain or proxy shows up within a minute.
-build etcd "etcd" build_etcd
-build kwok "kwok kwokctl" build_kwok
-if have kube-apiserver && ! have kube-controller-manager; then
-  build kube-controller-manager "kube-controller-manager" build_k8s k8s.io/kubernetes/cmd/kube-controller-manager
-elif ! have kube-apiserver && have kube-controller-manager; then
-  build kube-apiserver "kube-apiserver" build_k8s k8s.io/kubernetes/cmd/kube-apiserver
+log "target: $BIN_DIR ($("$GO" version), -p $P, jobs $JOBS, CGO_ENABLED=0)"
+if [[ $JOBS -gt 1 ]]; then
+  # Two lanes: Kubernetes (the long pole) next to etcd, kwok and Volcano. Go already compiles
+  # packages in parallel, but module downloads and the single-threaded links leave cores idle.
+  lane_kubernetes & k8s_pid=$!
+  lane_others
+  wait "$k8s_pid" || true
 else
-  build kubernetes "kube-apiserver kube-controller-manager" build_k8s \
-    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
+  lane_others
+  lane_kubernetes
 fi
-build volcano "vc-scheduler vc-controller-manager" build_volcano
 
 # The Volcano CRDs ship in the volcano.sh/volcano module zip; keep a copy next
 # to the binaries so the harness never depends on the module cache at run time.
@@ -187,7 +206,7 @@ crds() {
         | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p') || true
   if [[ -z $dir || ! -d $dir/config/crd ]]; then
     log "volcano-crds: FAILED: cannot locate volcano.sh/volcano@${VOLCANO_VERSION} in the module cache"
-    FAILED+=(volcano-crds); return 0
+    echo volcano-crds >>"$FAIL_FILE"; return 0
   fi
   rm -rf "$BIN_DIR/crds/volcano" && mkdir -p "$BIN_DIR/crds/volcano"
   cp "$dir"/config/crd/volcano/bases/*.yaml "$dir"/config/crd/jobflow/bases/*.yaml "$BIN_DIR/crds/volcano/"
@@ -198,8 +217,8 @@ crds() {
 crds
 T1=$(date +%s)
 
-if [[ ${#FAILED[@]} -gt 0 ]]; then
-  log "FAILED components: ${FAILED[*]} (total $((T1 - T0))s). Logs in $LOG_DIR" >&2
+if [[ -s $FAIL_FILE ]]; then
+  log "FAILED components: $(tr '\n' ' ' <"$FAIL_FILE")(total $((T1 - T0))s). Logs in $LOG_DIR" >&2
   exit 1
 fi
 log "all binaries present in $BIN_DIR (total $((T1 - T0))s)"
