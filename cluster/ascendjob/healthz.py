@@ -11,7 +11,7 @@ __all__ = ["serve_healthz"]
 
 def serve_healthz(port: int, ready: threading.Event, host: str = "127.0.0.1") -> ThreadingHTTPServer:
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        def do_GET(self) -> None:
             ok = self.path.split("?")[0] == "/healthz" and ready.is_set()
             body = b"ok\n" if ok else b"not ready\n"
             self.send_response(200 if ok else 503)
