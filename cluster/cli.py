@@ -142,8 +142,8 @@ def _status(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     table = Table(title=f"cluster {status['name']}", show_header=False)
-    table.add_column(style="bold")
-    table.add_column()
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(overflow="fold")
     table.add_row("kubeconfig", status["kubeconfig"])
     table.add_row("directory", status["dir"])
     table.add_row("binaries", status["bin_dir"])

@@ -26,6 +26,7 @@ from .binaries import VERSION_SET, Binaries, find_binaries
 from .components import Component, build_vc_controller_manager, build_vc_scheduler
 from .handle import KubeCluster
 from .kwokctl import KwokctlError, render_kwokctl_config, run_kwokctl
+from .paths import fixtures_dir
 from .process import ManagedProcess, probe_once, process_alive, stop_pid_file
 from .stages import load_stages
 
@@ -42,8 +43,8 @@ __all__ = [
     "validate_name",
 ]
 
-SCHEDULER_CONF = Path(__file__).resolve().parent.parent / "fixtures" / "volcano" / "scheduler.conf"
-CRDS_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "crds"
+SCHEDULER_CONF = fixtures_dir() / "volcano" / "scheduler.conf"
+CRDS_DIR = fixtures_dir() / "crds"
 VOLCANO_COMPONENTS = ("vc-scheduler", "vc-controller-manager")
 
 

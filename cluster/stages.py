@@ -9,15 +9,18 @@ import yaml
 
 __all__ = ["STAGES_DIR", "load_stages", "stage_files"]
 
-STAGES_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "kwok" / "stages"
+from .paths import fixtures_dir
+
+STAGES_DIR = fixtures_dir() / "kwok" / "stages"
 
 
-def stage_files(directory: Path = STAGES_DIR) -> list[Path]:
-    return sorted(directory.glob("*/*.yaml"))
+def stage_files(directory: Path | None = None) -> list[Path]:
+    return sorted((directory or STAGES_DIR).glob("*/*.yaml"))
 
 
-def load_stages(directory: Path = STAGES_DIR) -> list[dict[str, Any]]:
+def load_stages(directory: Path | None = None) -> list[dict[str, Any]]:
     """Every Stage, node ones first. kwokctl replaces ALL its default Stages with these."""
+    directory = directory or STAGES_DIR
     stages = []
     for path in stage_files(directory):
         doc = yaml.safe_load(path.read_text())
