@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import time
@@ -128,3 +129,23 @@ def acjob(name: str, framework: str, replicas: dict[str, dict[str, Any]], *, min
     if success_policy is not None:
         body["spec"]["successPolicy"] = success_policy
     return body
+
+
+def wait_service_account(core: Any, namespace: str) -> None:
+    deadline = time.monotonic() + 60
+    while not core.list_namespaced_service_account(namespace, field_selector="metadata.name=default").items:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"namespace {namespace}: no default service account after 60s")
+        time.sleep(0.1)
+
+
+def delete_namespace_and_wait(core: Any, namespace: str, timeout_s: float = 120) -> None:
+    from kubernetes.client.exceptions import ApiException
+
+    with contextlib.suppress(ApiException):
+        core.delete_namespace(namespace, propagation_policy="Background")
+    deadline = time.monotonic() + timeout_s
+    while core.list_namespaced_pod(namespace).items:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"namespace {namespace}: pods left {timeout_s:.0f}s after deletion")
+        time.sleep(0.25)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acjob_e2e_helpers import delete_namespace_and_wait, wait_service_account
 
 POOL_LABEL = "npu-emu.io/acjob-pool"
 GROUPS = (("b", "atlas-800t-a2", 4, 0), ("a", "atlas-800-9000", 2, 0), ("c", "atlas-900-a3-superpod", 2, 2))
@@ -102,23 +102,3 @@ def acjob_namespace(acjob_stack: AcjobStack) -> Iterator[str]:
     wait_service_account(core, name)
     yield name
     delete_namespace_and_wait(core, name)
-
-
-def wait_service_account(core: Any, namespace: str) -> None:
-    deadline = time.monotonic() + 60
-    while not core.list_namespaced_service_account(namespace, field_selector="metadata.name=default").items:
-        if time.monotonic() > deadline:
-            raise AssertionError(f"namespace {namespace}: no default service account after 60s")
-        time.sleep(0.1)
-
-
-def delete_namespace_and_wait(core: Any, namespace: str, timeout_s: float = 120) -> None:
-    from kubernetes.client.exceptions import ApiException
-
-    with contextlib.suppress(ApiException):
-        core.delete_namespace(namespace, propagation_policy="Background")
-    deadline = time.monotonic() + timeout_s
-    while core.list_namespaced_pod(namespace).items:
-        if time.monotonic() > deadline:
-            raise AssertionError(f"namespace {namespace}: pods left {timeout_s:.0f}s after deletion")
-        time.sleep(0.25)

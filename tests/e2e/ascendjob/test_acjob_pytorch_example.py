@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
-from acjob_e2e_helpers import Api, chips_of, env_of, running, wait_for
-from conftest import delete_namespace_and_wait, wait_service_account
+from acjob_e2e_helpers import Api, chips_of, delete_namespace_and_wait, env_of, running, wait_for, wait_service_account
 
 pytestmark = [pytest.mark.e2e, pytest.mark.cluster]
 
