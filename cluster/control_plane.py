@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from .binaries import VERSION_SET, Binaries, find_binaries
 from .components import Component, build_vc_controller_manager, build_vc_scheduler
 from .handle import KubeCluster
-from .kwokctl import KwokctlError, render_kwokctl_config, run_kwokctl
+from .kwokctl import PORT_OPTIONS, KwokctlError, render_kwokctl_config, run_kwokctl
 from .paths import fixtures_dir
 from .process import ManagedProcess, probe_once, process_alive, stop_pid_file
 from .stages import load_stages
@@ -164,7 +164,9 @@ class ControlPlane(KubeCluster):
         try:
             t0 = time.monotonic()
             say("starting etcd, kube-apiserver, kube-controller-manager, kwok (kwokctl, binary runtime)")
-            self._kwokctl_create(binaries, timeout_s)
+            record.ports["kwokctl"] = {key: free_port() for key in PORT_OPTIONS}
+            self._write_record(record)
+            self._kwokctl_create(binaries, record.ports["kwokctl"], timeout_s)
             record.timings_s["kwokctl_create"] = round(time.monotonic() - t0, 2)
             t1 = time.monotonic()
             say("installing CRDs (Volcano, npu-emu)")
@@ -182,9 +184,9 @@ class ControlPlane(KubeCluster):
             raise
         return self
 
-    def _kwokctl_create(self, binaries: Binaries, timeout_s: float) -> None:
+    def _kwokctl_create(self, binaries: Binaries, ports: dict[str, int], timeout_s: float) -> None:
         config = self.dir / "kwokctl.yaml"
-        config.write_text(render_kwokctl_config(binaries, load_stages()))
+        config.write_text(render_kwokctl_config(binaries, load_stages(), ports))
         run_kwokctl(binaries, self.kwok_workdir, self.name, "create", "cluster", "--runtime=binary",
                     f"--config={config}", f"--kubeconfig={self._kwokctl_kubeconfig}",
                     f"--wait={int(timeout_s)}s",
@@ -237,7 +239,7 @@ class ControlPlane(KubeCluster):
         ]
 
     def _start_volcano(self, binaries: Binaries, record: ClusterRecord, detach: bool) -> None:
-        record.ports = {n: {"listen": free_port(), "healthz": free_port()} for n in VOLCANO_COMPONENTS}
+        record.ports.update({n: {"listen": free_port(), "healthz": free_port()} for n in VOLCANO_COMPONENTS})
         self._write_record(record)
         (self.dir / "vc-scheduler-cache").mkdir(exist_ok=True)
         for component in self.volcano_components(binaries, record.ports):
@@ -270,7 +272,8 @@ class ControlPlane(KubeCluster):
             healthy = bool(port) and probe_once(HttpProbe(f"http://127.0.0.1:{port}/healthz"), 1.0)
             procs[name] = "running (healthz ok)" if healthy else "not responding"
         out: dict[str, Any] = {"name": self.name, "dir": str(self.dir), "kubeconfig": str(self.kubeconfig),
-                               "bin_dir": record.bin_dir, "processes": procs, "timings_s": record.timings_s}
+                               "bin_dir": record.bin_dir, "ports": record.ports, "processes": procs,
+                               "timings_s": record.timings_s}
         try:
             from .fleet import count_ready
 

@@ -16,16 +16,25 @@ import yaml
 
 from .binaries import K8S_VERSION, Binaries
 
-__all__ = ["KwokctlError", "kwokctl_config", "kwokctl_env", "render_kwokctl_config", "run_kwokctl"]
+__all__ = ["PORT_OPTIONS", "KwokctlError", "kwokctl_config", "kwokctl_env", "render_kwokctl_config", "run_kwokctl"]
 
 
 class KwokctlError(RuntimeError):
     """kwokctl failed; the message carries its output."""
 
 
-def kwokctl_config(binaries: Binaries, stages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The documents of kwokctl's --config file: one KwokctlConfiguration, then the Stages."""
-    options = {
+PORT_OPTIONS = ("kubeApiserverPort", "etcdPort", "etcdPeerPort", "kubeControllerManagerPort",
+                "kwokControllerPort")
+
+
+def kwokctl_config(binaries: Binaries, stages: list[dict[str, Any]],
+                   ports: dict[str, int] | None = None) -> list[dict[str, Any]]:
+    """The documents of kwokctl's --config file: one KwokctlConfiguration, then the Stages.
+
+    `ports` (keys from PORT_OPTIONS) pins the listeners; kwokctl's own choice counts down from 32766
+    and races when two clusters are created at the same moment.
+    """
+    options: dict[str, Any] = {
         "runtime": "binary",
         "bindAddress": "127.0.0.1",
         "kubeVersion": K8S_VERSION,
@@ -39,14 +48,19 @@ def kwokctl_config(binaries: Binaries, stages: list[dict[str, Any]]) -> list[dic
         # Heartbeats: kwokctl's defaults (heartbeatFactor 5) give 200 s node Leases renewed every
         # 50 s and a 3m20s node-monitor grace period: cheap enough for thousands of nodes.
     }
+    for key, port in (ports or {}).items():
+        if key not in PORT_OPTIONS:
+            raise ValueError(f"unknown kwokctl port option {key!r}")
+        options[key] = port
     return [
         {"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokctlConfiguration", "options": options},
         *stages,
     ]
 
 
-def render_kwokctl_config(binaries: Binaries, stages: list[dict[str, Any]]) -> str:
-    return yaml.safe_dump_all(kwokctl_config(binaries, stages), sort_keys=False)
+def render_kwokctl_config(binaries: Binaries, stages: list[dict[str, Any]],
+                          ports: dict[str, int] | None = None) -> str:
+    return yaml.safe_dump_all(kwokctl_config(binaries, stages, ports), sort_keys=False)
 
 
 def kwokctl_env(workdir: Path) -> dict[str, str]:

@@ -99,3 +99,11 @@ def test_scheduler_conf():
     args = plugins["binpack"]["arguments"]
     assert args["binpack.resources"] == "huawei.com/Ascend910"
     assert args["binpack.resources.huawei.com/Ascend910"] > args["binpack.cpu"]
+
+
+def test_kwokctl_ports_are_pinned():
+    ports = {"kubeApiserverPort": 40001, "etcdPort": 40002, "etcdPeerPort": 40003,
+             "kubeControllerManagerPort": 40004, "kwokControllerPort": 40005}
+    docs = list(yaml.safe_load_all(render_kwokctl_config(Binaries(Path("/b")), load_stages(), ports)))
+    for key, port in ports.items():
+        assert docs[0]["options"][key] == port
