@@ -6,6 +6,7 @@ models cost more than the requests at a thousand pods.
 
 from __future__ import annotations
 
+import builtins
 import json
 import logging
 from collections.abc import Iterator
@@ -88,8 +89,8 @@ class Kube:
         except NotFound:
             return False
 
-    def list(self, path: str, selector: str | None = None) -> tuple[list[dict[str, Any]], str]:
-        items: list[dict[str, Any]] = []
+    def list(self, path: str, selector: str | None = None) -> tuple[builtins.list[dict[str, Any]], str]:
+        items: builtins.list[dict[str, Any]] = []
         cont = ""
         while True:
             query: list[tuple[str, Any]] = [("limit", 1000)]
@@ -142,7 +143,7 @@ class Kube:
         base = f"/api/v1/namespaces/{ns}/{plural}"
         return f"{base}/{name}" if name else base
 
-    def job_pods(self, ns: str, job: str) -> list[dict[str, Any]]:
+    def job_pods(self, ns: str, job: str) -> builtins.list[dict[str, Any]]:
         selector = f"{POD_SELECTOR},{k.LABEL_JOB_NAME}={job}"
         return self.list(self.core_path(ns, "pods"), selector)[0]
 

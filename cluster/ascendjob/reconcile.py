@@ -195,7 +195,7 @@ class Reconciler:
 
     def _finish(self, job: JobView, status: dict[str, Any], condition: str, reason: str, message: str) -> None:
         if set_condition(status, condition, reason, message):
-            self.kube.event(job.raw, "Normal" if condition == k.SUCCEEDED else "Warning", reason, message)
+            self.kube.event(dict(job.raw), "Normal" if condition == k.SUCCEEDED else "Warning", reason, message)
         if not status.get("completionTime"):
             status["completionTime"] = now_rfc3339()
         if condition == k.SUCCEEDED:
