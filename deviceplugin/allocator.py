@@ -54,9 +54,7 @@ def choose(
         raise AllocationError(f"chip count must be at least 1, got {count}")
     if count not in valid_counts(topology, all_chips):
         allowed = ", ".join(map(str, sorted(valid_counts(topology, all_chips))))
-        raise AllocationError(
-            f"{count} chips is not a valid request on a {topology.kind} node (valid: {allowed})"
-        )
+        raise AllocationError(f"{count} chips is not a valid request on a {topology.kind} node (valid: {allowed})")
     missing = [c for c in must if c not in free_set]
     if missing:
         raise AllocationError(f"required chips are not free: {missing}")
@@ -71,9 +69,7 @@ def choose(
     return sorted(must + [c for c in sorted(free_set) if c not in must][: count - len(must)])
 
 
-def _choose_rings(
-    topology: Topology, all_chips: list[int], free: set[int], count: int, must: list[int]
-) -> list[int]:
+def _choose_rings(topology: Topology, all_chips: list[int], free: set[int], count: int, must: list[int]) -> list[int]:
     if count == len(all_chips):
         if free != set(all_chips):
             raise AllocationError(f"a request for {count} chips needs every chip of the node free")
@@ -101,9 +97,7 @@ def _pairs(topology: Topology, all_chips: list[int]) -> list[tuple[int, ...]]:
     return [tuple(all_chips[i : i + 2]) for i in range(0, len(all_chips), 2)]
 
 
-def _choose_sio(
-    topology: Topology, all_chips: list[int], free: set[int], count: int, must: list[int]
-) -> list[int]:
+def _choose_sio(topology: Topology, all_chips: list[int], free: set[int], count: int, must: list[int]) -> list[int]:
     pairs = sorted(_pairs(topology, all_chips))
     if count == 1:
         if must:

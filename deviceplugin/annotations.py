@@ -17,9 +17,7 @@ def real_card_type(node: Node) -> str:
     return _REAL_CARD_TYPE.get(node.generation, "Ascend910")
 
 
-def node_labels(
-    node: Node, chips: Mapping[int, Chip], existing: Mapping[str, str] | None = None
-) -> dict[str, str]:
+def node_labels(node: Node, chips: Mapping[int, Chip], existing: Mapping[str, str] | None = None) -> dict[str, str]:
     """Labels to set; `servertype` only when the node has none yet (as getNewNodeLabel)."""
     existing = existing or {}
     first = chips[min(chips)] if chips else None
@@ -38,9 +36,7 @@ def node_labels(
 
 
 def node_annotations(node: Node, chips: Mapping[int, Chip]) -> dict[str, str]:
-    base = {
-        device_name(p): {"IP": c.device_ip, "SuperDeviceID": c.super_device_id or 0} for p, c in chips.items()
-    }
+    base = {device_name(p): {"IP": c.device_ip, "SuperDeviceID": c.super_device_id or 0} for p, c in chips.items()}
     return {
         k.ANN_BASE_DEVICE_INFOS: marshal({name: base[name] for name in sorted(base)}),
         k.ANN_SUPERPOD_ID: str(node.super_pod_id),

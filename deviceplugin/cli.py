@@ -105,9 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
         "replaced by the node name): DeviceSpec host paths are <root>/dev/..., container paths /dev/... "
         "(default: the real /dev)",
     )
-    kp.add_argument(
-        "--no-kube", action="store_true", help="do not publish to Kubernetes even if a kubeconfig exists"
-    )
+    kp.add_argument("--no-kube", action="store_true", help="do not publish to Kubernetes even if a kubeconfig exists")
 
     fp = sub.add_parser(
         "fleet",
@@ -122,9 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="serve only this emulated node (repeatable; default: every node of the emulator)",
     )
-    fp.add_argument(
-        "--concurrency", type=int, default=16, help="parallel apiserver writes (default %(default)s)"
-    )
+    fp.add_argument("--concurrency", type=int, default=16, help="parallel apiserver writes (default %(default)s)")
     fp.add_argument(
         "--coalesce-ms",
         type=float,
@@ -178,9 +174,7 @@ def run_kubelet(args: argparse.Namespace, stop: threading.Event) -> int:
     options = PluginOptions(volcano=args.volcano, ascend_docker=args.ascend_docker_runtime, devfs_root=devfs)
     servicer = DevicePluginServicer(state, options, pods=pods)
     plugin = KubeletPlugin(servicer, args.device_plugin_dir)
-    feed = EmulatorFeed(
-        args.emulator_url, {node: state}, token=args.token, on_reconnect=plugin.request_reregister
-    )
+    feed = EmulatorFeed(args.emulator_url, {node: state}, token=args.token, on_reconnect=plugin.request_reregister)
     workers: list[Callable[[threading.Event], None]] = [feed.run, plugin.run]
     if publisher is not None:
         from .node_publisher import NodePublisher
@@ -232,9 +226,7 @@ def _run_all(
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())

@@ -42,9 +42,7 @@ def fault_list(chips: Iterable[Chip]) -> list[dict[str, Any]]:
             by_type.setdefault(f.fault_type, []).append(f)
         for fault_type in sorted(by_type, key=_fault_type_order):
             faults = by_type[fault_type]
-            level = (
-                card_level(chip) if fault_type == "CardUnhealthy" else _most_severe(f.level for f in faults)
-            )
+            level = card_level(chip) if fault_type == "CardUnhealthy" else _most_severe(f.level for f in faults)
             codes = list(dict.fromkeys(f.code for f in faults))
             times = {f.code: {"fault_time": f.since_ms, "fault_level": f.level} for f in faults}
             out.append(

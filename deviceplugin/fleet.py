@@ -208,12 +208,7 @@ class Fleet:
                         self._dirty.add(name)
                         self._lock.notify_all()
             book = self.books.get(pod.node)
-            if (
-                book is None
-                or kind == "DELETED"
-                or pod.phase in ("Succeeded", "Failed")
-                or pod.npu_request <= 0
-            ):
+            if book is None or kind == "DELETED" or pod.phase in ("Succeeded", "Failed") or pod.npu_request <= 0:
                 return
             if pod.uid in book.assigned:
                 return
@@ -229,14 +224,10 @@ class Fleet:
     # flushing --------------------------------------------------------------------------------------
     def _flush_loop(self, stop: threading.Event) -> None:
         next_resync = time.monotonic() + self.options.resync_s
-        with ThreadPoolExecutor(
-            max_workers=self.options.concurrency, thread_name_prefix="fleet-write"
-        ) as pool:
+        with ThreadPoolExecutor(max_workers=self.options.concurrency, thread_name_prefix="fleet-write") as pool:
             while not stop.is_set():
                 with self._lock:
-                    self._lock.wait_for(
-                        lambda: stop.is_set() or bool(self._dirty - self._in_flight), timeout=1.0
-                    )
+                    self._lock.wait_for(lambda: stop.is_set() or bool(self._dirty - self._in_flight), timeout=1.0)
                 if stop.is_set():
                     break
                 if time.monotonic() >= next_resync:

@@ -58,12 +58,9 @@ def device_health(
 ) -> dict[int, str]:
     """Healthy/Unhealthy per phy id, reset groups applied."""
     health = {
-        phy: chip_health(chip, in_use=phy in in_use, grace_tolerance=grace_tolerance)
-        for phy, chip in chips.items()
+        phy: chip_health(chip, in_use=phy in in_use, grace_tolerance=grace_tolerance) for phy, chip in chips.items()
     }
-    resetting = {
-        phy for phy, chip in chips.items() if chip.fault_level in RESET_LEVELS and health[phy] == UNHEALTHY
-    }
+    resetting = {phy for phy, chip in chips.items() if chip.fault_level in RESET_LEVELS and health[phy] == UNHEALTHY}
     if resetting:
         for group in reset_groups(node, list(chips)):
             if group & resetting:

@@ -51,11 +51,7 @@ class KubeletPlugin:
         try:
             self.server.start()
             while not stop.is_set():
-                if (
-                    watch.changed()
-                    or self._reregister.is_set()
-                    or not (self.plugin_dir / self.endpoint).exists()
-                ):
+                if watch.changed() or self._reregister.is_set() or not (self.plugin_dir / self.endpoint).exists():
                     self._reregister.clear()
                     self.registered.clear()
                     self.server.stop(grace=0.2)  # kubelet drops its old streams; ours end here too

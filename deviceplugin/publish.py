@@ -44,9 +44,7 @@ class KubePublisher:
     def __init__(self, api_client: k8s.ApiClient) -> None:
         self.core = k8s.CoreV1Api(api_client)
 
-    def patch_node_metadata(
-        self, node: str, labels: Mapping[str, str], annotations: Mapping[str, str]
-    ) -> None:
+    def patch_node_metadata(self, node: str, labels: Mapping[str, str], annotations: Mapping[str, str]) -> None:
         body = {"metadata": {"labels": dict(labels), "annotations": dict(annotations)}}
         self.core.patch_node(node, body, _content_type=MERGE_PATCH)
 
@@ -78,20 +76,23 @@ class KubePublisher:
             name, namespace, {"metadata": {"annotations": dict(annotations)}}, _content_type=MERGE_PATCH
         )
 
-    def fault_event(self, event: FaultEvent, involved: Mapping[str, str] | None = None) -> None:
-        """Record a fault Event in kube-system; `involved` defaults to the Node."""
-        ref = dict(involved or {"kind": "Node", "name": event.node, "apiVersion": "v1"})
+    def fault_event(self, event: FaultEvent) -> None:
+        """Record a fault Event in kube-system (best effort, as in the real plugin).
+
+        The apiserver wants the involved object in the Event's namespace: the plugin's own pod when it runs
+        as one ($POD_NAME, $POD_NAMESPACE=kube-system), else the node's device-info ConfigMap.
+        """
+        pod = os.environ.get("POD_NAME")
+        if pod and os.environ.get("POD_NAMESPACE", k.EVENT_NAMESPACE) == k.EVENT_NAMESPACE:
+            ref = k8s.V1ObjectReference(kind="Pod", name=pod, namespace=k.EVENT_NAMESPACE, api_version="v1")
+        else:
+            ref = k8s.V1ObjectReference(
+                kind="ConfigMap", name=configmap_name(event.node), namespace=k.EVENT_NAMESPACE, api_version="v1"
+            )
         now = dt.datetime.now(dt.UTC)
         body = k8s.CoreV1Event(
-            metadata=k8s.V1ObjectMeta(
-                name=f"{ref['name']}.{uuid.uuid4().hex[:16]}", namespace=k.EVENT_NAMESPACE
-            ),
-            involved_object=k8s.V1ObjectReference(
-                kind=ref["kind"],
-                name=ref["name"],
-                api_version=ref.get("apiVersion"),
-                namespace=ref.get("namespace"),
-            ),
+            metadata=k8s.V1ObjectMeta(name=f"{ref.name}.{uuid.uuid4().hex[:16]}", namespace=k.EVENT_NAMESPACE),
+            involved_object=ref,
             reason=event.reason,
             message=event.message,
             type=event.type,
@@ -104,8 +105,8 @@ class KubePublisher:
         )
         try:
             self.core.create_namespaced_event(k.EVENT_NAMESPACE, body)
-        except ApiException as exc:  # Events are best effort, as in the real plugin
-            log.warning("could not record event %s: %s", event.reason, exc.reason)
+        except ApiException as exc:
+            log.warning("could not record event %s: %s %s", event.reason, exc.reason, exc.body)
 
 
 class KubePodSource:

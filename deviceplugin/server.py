@@ -31,9 +31,7 @@ class PluginServer:
         with contextlib.suppress(FileNotFoundError):
             self.socket_path.unlink()  # a stale socket from an earlier run
         self.servicer._stopping.clear()
-        server = grpc.server(
-            futures.ThreadPoolExecutor(max_workers=self.max_workers, thread_name_prefix="dp-grpc")
-        )
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=self.max_workers, thread_name_prefix="dp-grpc"))
         api_pb2_grpc.add_DevicePluginServicer_to_server(self.servicer, server)
         server.add_insecure_port(f"unix://{self.socket_path}")
         server.start()

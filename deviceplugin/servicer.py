@@ -93,15 +93,11 @@ class DevicePluginServicer(api_pb2_grpc.DevicePluginServicer):
         snap = self.state.snapshot()
         resp = api_pb2.PreferredAllocationResponse()
         for req in request.container_requests:
-            ids = preferred(
-                snap, list(req.available_deviceIDs), list(req.must_include_deviceIDs), req.allocation_size
-            )
+            ids = preferred(snap, list(req.available_deviceIDs), list(req.must_include_deviceIDs), req.allocation_size)
             resp.container_responses.append(api_pb2.ContainerPreferredAllocationResponse(deviceIDs=ids))
         return resp
 
-    def Allocate(
-        self, request: api_pb2.AllocateRequest, context: grpc.ServicerContext
-    ) -> api_pb2.AllocateResponse:
+    def Allocate(self, request: api_pb2.AllocateRequest, context: grpc.ServicerContext) -> api_pb2.AllocateResponse:
         try:
             return self.allocate(request)
         except AllocateError as exc:

@@ -32,9 +32,7 @@ class Snapshot:
 
 
 class NodeState:
-    def __init__(
-        self, node: Node | None = None, chips: Iterable[Chip] = (), *, grace_tolerance: bool = False
-    ):
+    def __init__(self, node: Node | None = None, chips: Iterable[Chip] = (), *, grace_tolerance: bool = False):
         self._cond = threading.Condition()
         self._version = 0
         self._wakes = 0

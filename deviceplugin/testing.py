@@ -173,9 +173,7 @@ class KubeletStub(api_pb2_grpc.RegistrationServicer):
                 )
             ]
         )
-        return list(
-            self.current.stub.GetPreferredAllocation(req, timeout=10).container_responses[0].deviceIDs
-        )
+        return list(self.current.stub.GetPreferredAllocation(req, timeout=10).container_responses[0].deviceIDs)
 
     def allocate(self, *containers: Sequence[str], timeout: float = 10.0) -> api_pb2.AllocateResponse:
         req = api_pb2.AllocateRequest(

@@ -140,7 +140,7 @@ def test_volcano_mode_and_publishing(
                     lambda: [
                         e
                         for e in core.list_namespaced_event("kube-system").items
-                        if e.reason == "Occur" and e.involved_object.name == node
+                        if e.reason == "Occur" and e.involved_object.name == f"mindx-dl-deviceinfo-{node}"
                     ],
                     timeout_s=10,
                 )
