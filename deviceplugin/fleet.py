@@ -54,6 +54,7 @@ class _NodeBook:
     assigned: dict[str, tuple[PodInfo, tuple[int, ...]]] = field(default_factory=dict)  # pod uid -> chips
     pending: dict[str, PodInfo] = field(default_factory=dict)  # pod uid -> pod waiting for chips
     labelled: bool = False
+    force: bool = False  # rewrite everything on the next flush (periodic resync)
 
     def used(self) -> set[int]:
         return {c for _, chips in self.assigned.values() for c in chips}
@@ -78,15 +79,18 @@ class Fleet:
         self.ready = threading.Event()
         self.flushes = 0
         self._lock = threading.Condition()
-        self._dirty: set[str] = set()
+        self._dirty: set[str] = set()  # changed nodes, written first
+        self._background: set[str] = set()  # periodic full rewrites
         self._in_flight: set[str] = set()
         self._feed: EmulatorFeed | None = None
+        self._node_labels: dict[str, dict[str, str]] = {}
         self._watch: watch.Watch | None = None
 
     # running ---------------------------------------------------------------------------------------
     def run(self, stop: threading.Event) -> None:
         names = self._emulated_nodes()
         self.books = {n: _NodeBook(NodeState(), NodeSync(n)) for n in names}
+        self._node_labels = self._existing_labels()
         self._feed = EmulatorFeed(
             self.emulator_url,
             {n: b.state for n, b in self.books.items()},
@@ -114,6 +118,15 @@ class Fleet:
             self._watch.stop()
         with self._lock:
             self._lock.notify_all()
+
+    def _existing_labels(self) -> dict[str, dict[str, str]]:
+        """Every node's labels in one list call (flushes need them to leave `servertype` alone)."""
+        try:
+            nodes = self.publisher.core.list_node().items
+        except ApiException as exc:
+            log.warning("listing nodes failed (%s); reading them one by one", exc.reason)
+            return {}
+        return {n.metadata.name: dict(n.metadata.labels or {}) for n in nodes if n.metadata and n.metadata.name}
 
     def _emulated_nodes(self) -> list[str]:
         with http_client(self.emulator_url, self.token) as client:
@@ -223,26 +236,45 @@ class Fleet:
 
     # flushing --------------------------------------------------------------------------------------
     def _flush_loop(self, stop: threading.Event) -> None:
+        """Hand dirty nodes to at most `concurrency` workers: changed nodes first, periodic resyncs after.
+
+        Only free worker slots are filled, so a node dirtied by a fault never queues behind a resync of
+        the whole fleet.
+        """
+        conc = self.options.concurrency
         next_resync = time.monotonic() + self.options.resync_s
-        with ThreadPoolExecutor(max_workers=self.options.concurrency, thread_name_prefix="fleet-write") as pool:
+        with ThreadPoolExecutor(max_workers=conc, thread_name_prefix="fleet-write") as pool:
             while not stop.is_set():
                 with self._lock:
-                    self._lock.wait_for(lambda: stop.is_set() or bool(self._dirty - self._in_flight), timeout=1.0)
+                    self._lock.wait_for(lambda: stop.is_set() or self._has_work(conc), timeout=1.0)
                 if stop.is_set():
                     break
                 if time.monotonic() >= next_resync:
-                    for book in self.books.values():
-                        book.sync.written_healthy = None
-                        book.sync.written_devices = None
-                    self.mark_all_dirty()
+                    with self._lock:
+                        self._background.update(self.books)
                     next_resync = time.monotonic() + self.options.resync_s
-                stop.wait(self.options.coalesce_s)  # let a burst of changes land on the same write
                 with self._lock:
-                    batch = self._dirty - self._in_flight
-                    self._dirty -= batch
-                    self._in_flight |= batch
-                for name in sorted(batch):
+                    urgent = bool(self._dirty - self._in_flight)
+                if urgent:
+                    stop.wait(self.options.coalesce_s)  # let a burst of changes land on the same write
+                with self._lock:
+                    slots = conc - len(self._in_flight)
+                    first = sorted(self._dirty - self._in_flight)[: max(slots, 0)]
+                    self._dirty.difference_update(first)
+                    slots -= len(first)
+                    rest = sorted(self._background - self._in_flight - set(first))[: max(slots, 0)]
+                    self._background.difference_update(rest)
+                    for name in rest:
+                        self.books[name].force = True
+                    batch = first + rest
+                    self._in_flight.update(batch)
+                for name in batch:
                     pool.submit(self._flush_guarded, name)
+
+    def _has_work(self, conc: int) -> bool:
+        if len(self._in_flight) >= conc:
+            return False
+        return bool((self._dirty | self._background) - self._in_flight)
 
     def _flush_guarded(self, name: str) -> None:
         ok = False
@@ -265,6 +297,10 @@ class Fleet:
     def flush(self, name: str) -> None:
         """Bring one node's Kubernetes objects up to date (assigning chips to its waiting pods first)."""
         book = self.books[name]
+        if book.force:
+            book.force = False
+            book.sync.written_devices = None
+            book.sync.written_healthy = None
         snap = book.state.snapshot()
         if snap.node is None:
             return
@@ -299,7 +335,9 @@ class Fleet:
         if snap.node is None:
             return
         if not book.labelled and snap.chips:
-            existing = self.publisher.node_labels(name)
+            existing = self._node_labels.get(name)
+            if existing is None:
+                existing = self.publisher.node_labels(name)
             self.publisher.patch_node_metadata(
                 name, node_labels(snap.node, snap.chips, existing), node_annotations(snap.node, snap.chips)
             )

@@ -43,6 +43,7 @@ class KubePublisher:
 
     def __init__(self, api_client: k8s.ApiClient) -> None:
         self.core = k8s.CoreV1Api(api_client)
+        self._known_cms: set[str] = set()
 
     def patch_node_metadata(self, node: str, labels: Mapping[str, str], annotations: Mapping[str, str]) -> None:
         body = {"metadata": {"labels": dict(labels), "annotations": dict(annotations)}}
@@ -59,17 +60,27 @@ class KubePublisher:
         self.core.patch_node_status(node, body, _content_type=MERGE_PATCH)
 
     def write_configmap(self, node: str, data: Mapping[str, str]) -> None:
+        """Create or replace; the first write for a node tries create first (one request when it is new)."""
         name = configmap_name(node)
         body = k8s.V1ConfigMap(
             metadata=k8s.V1ObjectMeta(name=name, namespace=k.CM_NAMESPACE, labels=dict(k.CM_LABEL)),
             data=dict(data),
         )
+        if name not in self._known_cms:
+            try:
+                self.core.create_namespaced_config_map(k.CM_NAMESPACE, body)
+                self._known_cms.add(name)
+                return
+            except ApiException as exc:
+                if exc.status != 409:
+                    raise
         try:
             self.core.replace_namespaced_config_map(name, k.CM_NAMESPACE, body)
         except ApiException as exc:
             if exc.status != 404:
                 raise
             self.core.create_namespaced_config_map(k.CM_NAMESPACE, body)
+        self._known_cms.add(name)
 
     def annotate_pod(self, namespace: str, name: str, annotations: Mapping[str, str]) -> None:
         self.core.patch_namespaced_pod(
