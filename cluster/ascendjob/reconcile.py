@@ -54,6 +54,7 @@ class JobMemory:
 
     version: int = -1  # restarts so far; -1: not yet read back from the pods' `version` labels
     table: RankTable | None = None  # the rank table last written
+    deleted: set[str] = field(default_factory=set)  # uids of pods a restart deleted (until they are gone)
     events: set[str] = field(default_factory=set)
 
 
@@ -116,11 +117,19 @@ class Reconciler:
         if mem.version < 0:
             mem.version = max((_version(p) for p in pods), default=0)
 
+        # Pods a restart already deleted are not the job's any more, even before they are gone.
+        all_pods = pods
+        mem.deleted &= {str(p["metadata"].get("uid")) for p in all_pods}
+        pods = [p for p in all_pods if str(p["metadata"].get("uid")) not in mem.deleted]
+
         decision = decide(job, pods, mem.version)
         if decision.action in (Action.RECREATE_PODS, Action.RESTART_JOB):
             grace = delete_grace_s(job)
-            for pod in decision.pods:
-                self.kube.delete(self.kube.core_path(job.namespace, "pods", pod), grace_s=grace)
+            for pod in pods:
+                if pod["metadata"]["name"] in decision.pods:
+                    self.kube.delete(self.kube.core_path(job.namespace, "pods", pod["metadata"]["name"]),
+                                     grace_s=grace)
+                    mem.deleted.add(str(pod["metadata"].get("uid")))
             mem.version += 1
             if set_condition(status, k.RESTARTING, k.REASON_RESTARTING, decision.message):
                 self.kube.event(raw, "Warning", k.REASON_RESTARTING, decision.message)
@@ -130,7 +139,7 @@ class Reconciler:
             self._finish(job, status, k.FAILED, k.REASON_BACKOFF, decision.message)
             return
 
-        self._sync_pods(job, pods, ctx, mem.version)
+        self._sync_pods(job, all_pods, ctx, mem.version)
         self._sync_ranktable(job, pods, mem)
 
         counts = replica_statuses(job, pods)
@@ -174,10 +183,15 @@ class Reconciler:
         if not bodies:
             return
         path = self.kube.core_path(job.namespace, "pods")
-        errors = [f for f in [self._pool.submit(self.kube.create, path, b) for b in bodies] if f.exception()]
+        futures = [self._pool.submit(self.kube.create, path, b) for b in bodies]
+        errors = [e for e in (f.exception() for f in futures) if e is not None]
+        created = sum(1 for f in futures if f.exception() is None and f.result() is not None)
+        if created:
+            log.info("%s: created %d pod(s) (version %d)", job.key, created, version)
         if errors:
-            raise RuntimeError(f"creating {len(errors)} pod(s) of {job.key} failed: {errors[0].exception()}")
-        log.info("%s: created %d pod(s) (version %d)", job.key, len(bodies), version)
+            if all(_namespace_terminating(e) for e in errors):
+                return  # the namespace is going, and the job with it
+            raise RuntimeError(f"creating {len(errors)} pod(s) of {job.key} failed: {_short(errors[0])}")
 
     def _sync_ranktable(self, job: JobView, pods: list[dict[str, Any]], mem: JobMemory) -> None:
         live = live_pods(pods)
@@ -229,3 +243,13 @@ def _version(pod: dict[str, Any]) -> int:
         return int(((pod.get("metadata") or {}).get("labels") or {}).get(k.LABEL_VERSION, "0"))
     except ValueError:
         return 0
+
+
+def _namespace_terminating(e: BaseException) -> bool:
+    return isinstance(e, ApiException) and e.status == 403 and "NamespaceTerminating" in str(e.body or "")
+
+
+def _short(e: BaseException) -> str:
+    if isinstance(e, ApiException):
+        return f"{e.status} {e.reason}: {str(e.body or '')[:300]}"
+    return str(e)

@@ -149,3 +149,52 @@ def test_invalid_job_fails_without_creating_anything() -> None:
     failed = next(c for c in kube.objects[Kube.job_path("ns", "j")]["status"]["conditions"] if c["type"] == "Failed")
     assert failed["reason"] == "InvalidJob" and "framework label is jax" in failed["message"]
     assert set(kube.objects) == {Kube.job_path("ns", "j")}
+
+
+def test_fault_retry_times_restarts_every_pod_once() -> None:
+    kube = FakeKube()
+    kube.objects[Kube.job_path("ns", "j")] = job(replicas={"Master": replica(2, port=True), "Worker": replica(2, 1)},
+                                                 labels={"fault-retry-times": "1"})
+    reconciler = Reconciler(kube, RankTableSink(kube))  # type: ignore[arg-type]
+    pg_path = Kube.podgroup_path("ns", "j-u-1")
+    try:
+        reconciler.reconcile("ns", "j")
+        kube.objects[pg_path]["status"] = {"phase": "Running"}
+        reconciler.reconcile("ns", "j")
+        for name in ("j-master-0", "j-worker-0"):
+            kube.objects[Kube.core_path("ns", "pods", name)]["status"] = {"phase": "Running", "podIP": "10.0.0.1"}
+        reconciler.reconcile("ns", "j")
+        worker_path = Kube.core_path("ns", "pods", "j-worker-0")
+        kube.objects[worker_path]["status"]["phase"] = "Failed"
+        stale = copy.deepcopy(kube.objects[worker_path])
+
+        reconciler.reconcile("ns", "j")  # the restart: both pods deleted
+        assert kube.job_pods("ns", "j") == []
+        status = kube.objects[Kube.job_path("ns", "j")]["status"]
+        assert [c["type"] for c in status["conditions"]] == ["Created", "Restarting"]
+        assert kube.events[-1] == "JobRestarting"
+
+        kube.objects[worker_path] = stale  # a deleted pod still listed: neither a second failure nor ours
+        reconciler.reconcile("ns", "j")
+        assert not any(c["type"] == "Failed" for c in kube.objects[Kube.job_path("ns", "j")]["status"]["conditions"])
+        assert [p["metadata"]["name"] for p in kube.job_pods("ns", "j")] == ["j-master-0", "j-worker-0"]
+        assert kube.job_pods("ns", "j")[1]["metadata"]["uid"] == stale["metadata"]["uid"]  # not replaced yet
+
+        del kube.objects[worker_path]  # gone: its replacement comes
+        reconciler.reconcile("ns", "j")
+        pods = kube.job_pods("ns", "j")
+        assert {p["metadata"]["labels"]["version"] for p in pods} == {"1"}
+        for pod in pods:
+            pod_path = Kube.core_path("ns", "pods", pod["metadata"]["name"])
+            kube.objects[pod_path]["status"] = {"phase": "Running", "podIP": "10.0.0.2"}
+        reconciler.reconcile("ns", "j")
+        conditions = kube.objects[Kube.job_path("ns", "j")]["status"]["conditions"]
+        assert [c["type"] for c in conditions] == ["Created", "Running"]
+
+        # A second failure: no retries left, the job fails.
+        kube.objects[Kube.core_path("ns", "pods", "j-worker-0")]["status"]["phase"] = "Failed"
+        reconciler.reconcile("ns", "j")
+        conditions = kube.objects[Kube.job_path("ns", "j")]["status"]["conditions"]
+        assert [(c["type"], c["status"]) for c in conditions][-1] == ("Failed", "True")
+    finally:
+        reconciler.close()
