@@ -98,3 +98,33 @@ def test_fault_retry_times_restarts_the_job_with_a_new_rank_table(acjob_stack: A
     wait_for("Running again", lambda: api.condition_true("rs", "Running"), timeout_s=60)
     assert "Restarting" not in api.conditions("rs")  # Running replaced it
     assert not api.condition_true("rs", "Failed")
+
+
+def test_pod_rescheduling_recreates_only_the_failed_pod(acjob_stack: Any, acjob_namespace: str) -> None:
+    api = Api(acjob_stack.api_client, acjob_namespace)
+    pool = acjob_stack.pool_selector("b")
+    api.create_job(acjob("pr", "pytorch", {"Master": replica("Master", 1, 2, pool),
+                                           "Worker": replica("Worker", 2, 2, pool)},
+                         labels={"pod-rescheduling": "on"}))
+    before = {p.metadata.name: p.metadata.uid for p in wait_for("Running", lambda: running(api.pods("pr"), 3),
+                                                                 timeout_s=120)}
+    wait_for("rank table", lambda: api.completed_ranktable("pr"), timeout_s=60)
+    api.core.patch_namespaced_pod("pr-worker-1", acjob_namespace,
+                                  {"metadata": {"labels": {"pod-failed.stage.npu-emu.io": "true"}}})
+
+    def replaced() -> list[Any] | None:
+        pods = running(api.pods("pr"), 3)
+        return pods if pods and {p.metadata.name: p.metadata.uid for p in pods}["pr-worker-1"] != before[
+            "pr-worker-1"] else None
+
+    pods = {p.metadata.name: p for p in wait_for("pr-worker-1 replaced and Running", replaced, timeout_s=120)}
+    assert pods["pr-master-0"].metadata.uid == before["pr-master-0"]
+    assert pods["pr-worker-0"].metadata.uid == before["pr-worker-0"]
+    assert pods["pr-worker-1"].metadata.labels["version"] == "1"
+    assert pods["pr-master-0"].metadata.labels["version"] == "0"
+    assert job_events(api, "pr", "JobRestarting")
+    table = wait_for("rank table with the new pod", lambda: (t := api.completed_ranktable("pr")) and pods[
+        "pr-worker-1"].metadata.uid in {s["server_id"] for s in t["server_list"]} and t, timeout_s=60)
+    assert table["server_count"] == "3"
+    wait_for("Running again", lambda: api.condition_true("pr", "Running"), timeout_s=60)
+
