@@ -148,6 +148,8 @@ class AscendJobController:
                 uid = self._jobs.pop(key, None)
                 if uid:
                     self.reconciler.forget(uid)
+                namespace, name = key.split("/", 1)
+                self.reconciler.sink.forget(namespace, name)
                 return
             self._jobs[key] = str((obj.get("metadata") or {}).get("uid"))
         self.queue.add(key)

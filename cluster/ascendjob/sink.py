@@ -10,6 +10,7 @@ ranktable root (the real one always uses /user/mindx-dl/ranktable on its own hos
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -60,6 +61,13 @@ class RankTableSink:
             path = ranktable_file(self.root, job)
             _atomic_write(path, text)
             _atomic_write(path.with_name(k.RANKTABLE_VERSION_KEY), version)
+
+    def forget(self, namespace: str, name: str) -> None:
+        """The job is gone: remove its rank-table directory (the ConfigMap goes by garbage collection)."""
+        if self.root is not None:
+            directory = self.root / f"{namespace}.{name}"
+            if directory.is_dir() and not directory.is_symlink():
+                shutil.rmtree(directory, ignore_errors=True)
 
     def _configmap(self, job: JobView, text: str, version: str) -> None:
         name = configmap_name(job)
