@@ -8,6 +8,9 @@ Fleet (node names are prefixed per session, so a kept cluster can be reused):
   2 x Atlas 900 A3 SuperPoD (16 chips), one SuperPoD  pool "c"
 Every node carries the label npu-emu.io/acjob-pool=<tag>-<pool>; tests pin their pods with it (the
 reference example pins itself to 910B nodes with its own node selector).
+
+The controller is started here unless the control plane runs one and exposes where it writes rank
+tables (`control_plane.ascendjob_ranktable_root`).
 """
 
 from __future__ import annotations
@@ -82,10 +85,16 @@ def acjob_stack(control_plane: Any, tmp_path_factory: pytest.TempPathFactory) ->
                                 f"--kubeconfig={control_plane.kubeconfig}", "--log-level=warning",
                                 *(f"--node={n}" for ns in nodes.values() for n in ns)))
         stack.enter_context(ManagedProcess(fleet, work, ready_timeout_s=60))
-        ranktable_root = work / "ranktable"
-        controller = build_ascendjob_controller(kubeconfig=control_plane.kubeconfig, healthz_port=free_port(),
-                                                ranktable_root=ranktable_root)
-        stack.enter_context(ManagedProcess(controller, work, ready_timeout_s=120))
+        # A control plane that runs the controller itself says where it writes rank-table files; a
+        # second controller would do every write twice.
+        harness_root = getattr(control_plane, "ascendjob_ranktable_root", None)
+        if harness_root is not None:
+            ranktable_root = Path(harness_root)
+        else:
+            ranktable_root = work / "ranktable"
+            controller = build_ascendjob_controller(kubeconfig=control_plane.kubeconfig, healthz_port=free_port(),
+                                                    ranktable_root=ranktable_root)
+            stack.enter_context(ManagedProcess(controller, work, ready_timeout_s=120))
         yield AcjobStack(tag=tag, kubeconfig=control_plane.kubeconfig, api_client=control_plane.api_client(),
                          emulator=emulator, ranktable_root=ranktable_root, nodes=nodes, logs=work)
 
