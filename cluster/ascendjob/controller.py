@@ -152,6 +152,16 @@ class AscendJobController:
                 self.reconciler.sink.forget(namespace, name)
                 return
             self._jobs[key] = str((obj.get("metadata") or {}).get("uid"))
+        elif kind == "pods" and deleted:
+            meta = obj.get("metadata") or {}
+            owner: dict[str, Any] = next(
+                (r for r in meta.get("ownerReferences") or [] if r.get("kind") == k.KIND), {})
+            try:
+                version = int((meta.get("labels") or {}).get(k.LABEL_VERSION, ""))
+            except ValueError:
+                version = -1
+            if owner.get("uid") and version >= 0:
+                self.reconciler.pod_deleted(str(owner["uid"]), str(meta.get("name")), version)
         self.queue.add(key)
 
     def _resync_loop(self) -> None:

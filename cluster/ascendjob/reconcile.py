@@ -55,6 +55,7 @@ class JobMemory:
     version: int = -1  # restarts so far; -1: not yet read back from the pods' `version` labels
     table: RankTable | None = None  # the rank table last written
     deleted: set[str] = field(default_factory=set)  # uids of pods a restart deleted (until they are gone)
+    restart_reason: str = ""  # pods of the current version were deleted by someone else
     events: set[str] = field(default_factory=set)
 
 
@@ -73,6 +74,16 @@ class Reconciler:
     def _memory(self, uid: str) -> JobMemory:
         with self._lock:
             return self.memory.setdefault(uid, JobMemory())
+
+    def pod_deleted(self, job_uid: str, pod: str, version: int) -> None:
+        """A pod of the job is gone. As the real operator (onPodDeleteFunc): when it was of the current
+        version, the version goes up, so its replacement counts as a restart (e.g. Volcano deleting the
+        pods of a job on a faulty chip). Deletions the restart path made itself carry an older version."""
+        with self._lock:
+            mem = self.memory.get(job_uid)
+            if mem is not None and mem.version >= 0 and version == mem.version:
+                mem.version += 1
+                mem.restart_reason = f"pod {pod} (version {version}) was deleted"
 
     def forget(self, uid: str) -> None:
         with self._lock:
@@ -115,7 +126,8 @@ class Reconciler:
         ctx = self._env_context(job)
         pods = self.kube.job_pods(job.namespace, job.name)
         if mem.version < 0:
-            mem.version = max((_version(p) for p in pods), default=0)
+            with self._lock:
+                mem.version = max((_version(p) for p in pods), default=0)
 
         # Pods a restart already deleted are not the job's any more, even before they are gone.
         all_pods = pods
@@ -124,13 +136,14 @@ class Reconciler:
 
         decision = decide(job, pods, mem.version)
         if decision.action in (Action.RECREATE_PODS, Action.RESTART_JOB):
+            with self._lock:  # before the deletes: their watch events must see the new version
+                mem.version += 1
             grace = delete_grace_s(job)
             for pod in pods:
                 if pod["metadata"]["name"] in decision.pods:
                     self.kube.delete(self.kube.core_path(job.namespace, "pods", pod["metadata"]["name"]),
                                      grace_s=grace)
                     mem.deleted.add(str(pod["metadata"].get("uid")))
-            mem.version += 1
             if set_condition(status, k.RESTARTING, k.REASON_RESTARTING, decision.message):
                 self.kube.event(raw, "Warning", k.REASON_RESTARTING, decision.message)
             self._sync_ranktable(job, [p for p in pods if p["metadata"]["name"] not in decision.pods], mem)
@@ -139,6 +152,16 @@ class Reconciler:
             self._finish(job, status, k.FAILED, k.REASON_BACKOFF, decision.message)
             return
 
+        limit = job.backoff_limit
+        if limit is not None and mem.version > limit:
+            self._finish(job, status, k.FAILED, k.REASON_BACKOFF, f"AscendJob {job.key} has failed because it "
+                                                                  f"has reached the specified backoff limit ({limit})")
+            return
+        if mem.restart_reason:
+            message = f"AscendJob {job.key} is restarting because {mem.restart_reason}."
+            mem.restart_reason = ""
+            if set_condition(status, k.RESTARTING, k.REASON_RESTARTING, message):
+                self.kube.event(raw, "Warning", k.REASON_RESTARTING, message)
         self._sync_pods(job, all_pods, ctx, mem.version)
         self._sync_ranktable(job, pods, mem)
 
@@ -151,6 +174,9 @@ class Reconciler:
             return
         if v.condition in (k.SUCCEEDED, k.FAILED):
             self._finish(job, status, v.condition, v.reason, v.message)
+        elif has_condition(status, k.RESTARTING) and sum(c["active"] + c["succeeded"] for c in counts.values()) \
+                < job.total_replicas:
+            return  # Restarting until every replacement runs (kubeflow would say Running at the first one)
         elif set_condition(status, v.condition, v.reason, v.message):
             self.kube.event(raw, "Normal", v.reason, v.message)
 

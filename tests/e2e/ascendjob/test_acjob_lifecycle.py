@@ -128,3 +128,29 @@ def test_pod_rescheduling_recreates_only_the_failed_pod(acjob_stack: Any, acjob_
     assert table["server_count"] == "3"
     wait_for("Running again", lambda: api.condition_true("pr", "Running"), timeout_s=60)
 
+
+
+def test_a_deleted_pod_is_replaced_as_a_restart(acjob_stack: Any, acjob_namespace: str) -> None:
+    """What Volcano does to a job on a faulty chip (fault-scheduling): it deletes the pods; the operator
+    brings them back with the next version and a new rank table."""
+    api = Api(acjob_stack.api_client, acjob_namespace)
+    pool = acjob_stack.pool_selector("b")
+    api.create_job(acjob("dl", "pytorch", {"Master": replica("Master", 1, 4, pool),
+                                           "Worker": replica("Worker", 1, 4, pool)}))
+    before = {p.metadata.name: p.metadata.uid for p in wait_for("Running", lambda: running(api.pods("dl"), 2),
+                                                                 timeout_s=120)}
+    wait_for("rank table", lambda: api.completed_ranktable("dl"), timeout_s=60)
+    api.core.delete_namespaced_pod("dl-worker-0", acjob_namespace)
+
+    def replaced() -> list[Any] | None:
+        pods = running(api.pods("dl"), 2)
+        return pods if pods and pods[1].metadata.uid != before["dl-worker-0"] else None
+
+    pods = wait_for("dl-worker-0 replaced and Running", replaced, timeout_s=120)
+    assert pods[0].metadata.uid == before["dl-master-0"]
+    assert [p.metadata.labels["version"] for p in pods] == ["0", "1"]
+    events = wait_for("a JobRestarting event", lambda: job_events(api, "dl", "JobRestarting"), timeout_s=60)
+    assert "dl-worker-0 (version 0) was deleted" in events[0].message
+    wait_for("rank table with the new pod", lambda: (t := api.completed_ranktable("dl"))
+             and pods[1].metadata.uid in {s["server_id"] for s in t["server_list"]}, timeout_s=60)
+    wait_for("Running again", lambda: api.condition_true("dl", "Running"), timeout_s=60)

@@ -198,3 +198,52 @@ def test_fault_retry_times_restarts_every_pod_once() -> None:
         assert [(c["type"], c["status"]) for c in conditions][-1] == ("Failed", "True")
     finally:
         reconciler.close()
+
+
+def test_a_pod_deleted_by_someone_else_comes_back_as_a_restart() -> None:
+    kube, reconciler, pg_path = setup()
+    try:
+        reconciler.reconcile("ns", "j")
+        kube.objects[pg_path]["status"] = {"phase": "Running"}
+        reconciler.reconcile("ns", "j")
+        for name in ("j-master-0", "j-worker-0"):
+            kube.objects[Kube.core_path("ns", "pods", name)]["status"] = {"phase": "Running", "podIP": "10.0.0.1"}
+        reconciler.reconcile("ns", "j")
+        job_uid = kube.objects[Kube.job_path("ns", "j")]["metadata"]["uid"]
+
+        # Volcano (say) deletes a pod of the current version: the version goes up once.
+        del kube.objects[Kube.core_path("ns", "pods", "j-worker-0")]
+        reconciler.pod_deleted(job_uid, "j-worker-0", 0)
+        reconciler.pod_deleted(job_uid, "j-worker-0", 0)  # the same event twice: no second bump
+        reconciler.reconcile("ns", "j")
+        worker = kube.objects[Kube.core_path("ns", "pods", "j-worker-0")]
+        assert worker["metadata"]["labels"]["version"] == "1"
+        assert kube.objects[Kube.core_path("ns", "pods", "j-master-0")]["metadata"]["labels"]["version"] == "0"
+        restarting = next(c for c in kube.objects[Kube.job_path("ns", "j")]["status"]["conditions"]
+                          if c["type"] == "Restarting")
+        assert "pod j-worker-0 (version 0) was deleted" in restarting["message"]
+        # An old-version pod going does not count again.
+        reconciler.pod_deleted(job_uid, "j-master-0", 0)
+        assert reconciler.memory[job_uid].version == 1
+    finally:
+        reconciler.close()
+
+
+def test_backoff_limit_counts_deletions() -> None:
+    kube = FakeKube()
+    kube.objects[Kube.job_path("ns", "j")] = job(replicas={"Master": replica(2, port=True)},
+                                                 runPolicy={"backoffLimit": 0})
+    reconciler = Reconciler(kube, RankTableSink(kube))  # type: ignore[arg-type]
+    try:
+        reconciler.reconcile("ns", "j")
+        kube.objects[Kube.podgroup_path("ns", "j-u-1")]["status"] = {"phase": "Inqueue"}
+        reconciler.reconcile("ns", "j")
+        del kube.objects[Kube.core_path("ns", "pods", "j-master-0")]
+        reconciler.pod_deleted("u-1", "j-master-0", 0)
+        reconciler.reconcile("ns", "j")
+        conditions = kube.objects[Kube.job_path("ns", "j")]["status"]["conditions"]
+        failed = next(c for c in conditions if c["type"] == "Failed")
+        assert failed["reason"] == "BackoffLimitExceeded"
+        assert kube.job_pods("ns", "j") == []
+    finally:
+        reconciler.close()
