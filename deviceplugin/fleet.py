@@ -81,6 +81,7 @@ class Fleet:
         self._lock = threading.Condition()
         self._dirty: set[str] = set()  # changed nodes, written first
         self._background: set[str] = set()  # periodic full rewrites
+        self._in_flight_bg: set[str] = set()
         self._in_flight: set[str] = set()
         self._feed: EmulatorFeed | None = None
         self._node_labels: dict[str, dict[str, str]] = {}
@@ -262,19 +263,24 @@ class Fleet:
                     first = sorted(self._dirty - self._in_flight)[: max(slots, 0)]
                     self._dirty.difference_update(first)
                     slots -= len(first)
-                    rest = sorted(self._background - self._in_flight - set(first))[: max(slots, 0)]
+                    busy_bg = len(self._in_flight_bg)
+                    bg_slots = min(slots, max(1, conc // 4) - busy_bg)  # resyncs never crowd the apiserver
+                    rest = sorted(self._background - self._in_flight - set(first))[: max(bg_slots, 0)]
                     self._background.difference_update(rest)
                     for name in rest:
                         self.books[name].force = True
                     batch = first + rest
                     self._in_flight.update(batch)
+                    self._in_flight_bg.update(rest)
                 for name in batch:
                     pool.submit(self._flush_guarded, name)
 
     def _has_work(self, conc: int) -> bool:
         if len(self._in_flight) >= conc:
             return False
-        return bool((self._dirty | self._background) - self._in_flight)
+        if self._dirty - self._in_flight:
+            return True
+        return len(self._in_flight_bg) < max(1, conc // 4) and bool(self._background - self._in_flight)
 
     def _flush_guarded(self, name: str) -> None:
         ok = False
@@ -290,6 +296,7 @@ class Fleet:
                 time.sleep(0.5)
             with self._lock:
                 self._in_flight.discard(name)
+                self._in_flight_bg.discard(name)
                 if not ok:
                     self._dirty.add(name)
                 self._lock.notify_all()
