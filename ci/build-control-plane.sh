@@ -3,7 +3,7 @@
 # modules only (no Docker, no release downloads):
 #
 #   etcd, kube-apiserver, kube-controller-manager, kwok, kwokctl,
-#   vc-scheduler, vc-controller-manager
+#   vc-scheduler, vc-controller-manager   (and kubectl, optional)
 #
 # into a per-version cache directory outside the repository, skipping binaries
 # that are already there. Prints the directory on the last line of stdout.
@@ -17,6 +17,7 @@
 #   NPU_EMU_BIN_DIR   target directory (default ~/.cache/npu-emu/bin/<version-set>)
 #   GO                go command (default: go on PATH, else /usr/local/go/bin/go)
 #   NPU_EMU_BUILD_P   value for go build -p (default: number of CPUs)
+#   NPU_EMU_BUILD_KUBECTL  0 = skip kubectl (default 1)
 #   NPU_EMU_BUILD_JOBS  1 = build the groups one after another; 2 (default) =
 #                     Kubernetes in parallel with the others
 #
@@ -74,7 +75,7 @@ trap 'rm -f "$FAIL_FILE"' EXIT
 # $STAGE), move the produced binaries into $BIN_DIR atomically, time it.
 build() {
   local label=$1 bins=$2; shift 2
-  if [[ -n $ONLY && $ONLY != *",$label,"* && ( $label != kube-* || $ONLY != *",kubernetes,"* ) ]]; then
+  if [[ -n $ONLY && $ONLY != *",$label,"* && ( $label != kube* || $ONLY != *",kubernetes,"* ) ]]; then
     log "$label: not selected (--only), skipping"; return 0
   fi
   # shellcheck disable=SC2086
@@ -167,6 +168,13 @@ build_volcano() {
 # ---- run ------------------------------------------------------------------
 
 lane_kubernetes() {
+  lane_kubernetes_core
+  # kubectl is optional (nothing in npu-emu needs it) and cheap once the packages above are cached.
+  if [[ ${NPU_EMU_BUILD_KUBECTL:-1} == 1 ]]; then
+    build kubectl "kubectl" build_k8s k8s.io/kubernetes/cmd/kubectl
+  fi
+}
+lane_kubernetes_core() {
   if have kube-apiserver && ! have kube-controller-manager; then
     build kube-controller-manager "kube-controller-manager" build_k8s k8s.io/kubernetes/cmd/kube-controller-manager
   elif ! have kube-apiserver && have kube-controller-manager; then
