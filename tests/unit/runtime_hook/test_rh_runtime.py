@@ -29,7 +29,8 @@ def test_find_runc() -> None:
         find_runc({"PATH": "/nonexistent"})
 
 
-def test_hook_defaults_to_the_module_with_its_config() -> None:
+def test_hook_defaults_to_the_module_with_its_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "argv", ["/nonexistent/runtime"])  # no npu-emu-hook console script beside us
     hook = hook_for({"PATH": "/nonexistent", "NPU_EMU_RUNTIME_LOG_DIR": "/logs"}, "/devfs")
     assert hook.path == sys.executable
     assert hook.args == (sys.executable, "-S", "-m", "runtime_hook.prestart")
