@@ -79,7 +79,7 @@ def pod_counts(core: Any, ns: str) -> tuple[int, int, int]:
 
 
 def run_size(size: int, state_root: Path, bin_dir: str | None, workers: int,
-             timeout_s: float) -> dict[str, Any]:
+             timeout_s: float, gang: bool = True) -> dict[str, Any]:
     from kubernetes.client import CoreV1Api, CustomObjectsApi
 
     from cluster.control_plane import ControlPlane
@@ -88,7 +88,8 @@ def run_size(size: int, state_root: Path, bin_dir: str | None, workers: int,
     result: dict[str, Any] = {"nodes": size}
     cp = ControlPlane(f"bench-{size}", state_root=state_root, bin_dir=bin_dir)
     t0 = time.monotonic()
-    with cp.up(timeout_s=timeout_s):
+    cp.up(timeout_s=timeout_s)
+    try:
         result["control_plane_s"] = round(time.monotonic() - t0, 1)
         inventory = fleet_inventory(profile="atlas-800t-a2", count=size, name_pattern="n-{index}")
         t1 = time.monotonic()
@@ -99,6 +100,8 @@ def run_size(size: int, state_root: Path, bin_dir: str | None, workers: int,
         result["rss_mib_after_nodes"] = component_rss(cp)
         print(json.dumps(result), flush=True)
 
+        if not gang:
+            return result
         client = cp.api_client()
         core, custom = CoreV1Api(client), CustomObjectsApi(client)
         ns = "bench"
@@ -124,8 +127,10 @@ def run_size(size: int, state_root: Path, bin_dir: str | None, workers: int,
         else:
             result["gang_timeout"] = {"pods": total, "bound": bound, "running": running, "after_s": timeout_s}
         result["rss_mib_after_gang"] = component_rss(cp)
-    result["down_s"] = round(time.monotonic() - t0 - result.get("bringup_total_s", 0)
-                             - result.get("gang_running_s", 0), 1)
+    finally:
+        t3 = time.monotonic()
+        cp.down()
+        result["down_s"] = round(time.monotonic() - t3, 1)
     return result
 
 
@@ -137,6 +142,8 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=16)
     parser.add_argument("--timeout", type=float, default=1200.0)
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
+    parser.add_argument("--no-gang-above", type=int, default=None, metavar="N",
+                        help="only bring up (no gang) for sizes above N")
     args = parser.parse_args()
     import os
 
@@ -145,7 +152,8 @@ def main() -> int:
                "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "runs": []}
     with tempfile.TemporaryDirectory(prefix="npu-emu-bench-") as tmp:
         for size in args.sizes:
-            run = run_size(size, Path(tmp), args.bin_dir, args.workers, args.timeout)
+            gang = args.no_gang_above is None or size <= args.no_gang_above
+            run = run_size(size, Path(tmp), args.bin_dir, args.workers, args.timeout, gang)
             results["runs"].append(run)
             print(json.dumps(run), flush=True)
     if args.json:
