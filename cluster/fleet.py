@@ -70,7 +70,14 @@ def create_fleet(api_client: ApiClient, nodes: Sequence[NodeSource], cluster: st
     return FleetResult(created, existing, time.monotonic() - start)
 
 
+NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+
+
 def _is_ready(node: Any) -> bool:
+    """Ready, and schedulable: the node controller has lifted the not-ready taint that admission puts
+    on every new node (until then Volcano's predicates skip it)."""
+    if any(t.get("key") == NOT_READY_TAINT for t in (node.get("spec", {}).get("taints") or [])):
+        return False
     for cond in (node.get("status", {}).get("conditions") or []):
         if cond.get("type") == "Ready":
             return bool(cond.get("status") == "True")

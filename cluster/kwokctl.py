@@ -52,8 +52,19 @@ def kwokctl_config(binaries: Binaries, stages: list[dict[str, Any]],
         if key not in PORT_OPTIONS:
             raise ValueError(f"unknown kwokctl port option {key!r}")
         options[key] = port
+    kwok_options = {
+        # kwok plays Stages and renews Leases with 4 workers each by default; thousands of nodes
+        # becoming Ready at once wait on that, not on the apiserver.
+        "nodePlayStageParallelism": 16,
+        "podPlayStageParallelism": 16,
+        "nodeLeaseParallelism": 16,
+        # kwokctl writes every field of this document, so kwok's defaults must be spelled out.
+        "enablePodsOnNodeSyncListPager": True,
+        "enablePodsOnNodeSyncStreamWatch": False,
+    }
     return [
         {"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokctlConfiguration", "options": options},
+        {"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokConfiguration", "options": kwok_options},
         *stages,
     ]
 

@@ -24,7 +24,9 @@ def test_kwokctl_config_uses_local_binaries_loopback_and_our_stages():
                       ("kubeControllerManagerBinary", "kube-controller-manager"),
                       ("kwokControllerBinary", "kwok")]:
         assert opts[key] == f"/bins/{name}"
-    stages = {d["metadata"]["name"] for d in docs[1:]}
+    assert docs[1]["kind"] == "KwokConfiguration"
+    assert docs[1]["options"]["nodePlayStageParallelism"] > 4
+    stages = {d["metadata"]["name"] for d in docs[2:]}
     assert stages == {"node-initialize", "node-heartbeat-with-lease", "pod-ready", "pod-complete",
                       "pod-failed", "pod-delete"}
 
