@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return cluster_main(argv[1:])
     if argv and argv[0] == "deviceplugin":
-        from deviceplugin.__main__ import main as plugin_main
+        from deviceplugin.cli import main as plugin_main
 
         return int(plugin_main(argv[1:]) or 0)
     args = build_parser().parse_args(argv)
