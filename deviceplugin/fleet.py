@@ -31,8 +31,9 @@ from .feed import EmulatorFeed, http_client
 from .model import device_name, parse_device_name
 from .publish import KubePublisher
 from .state import NodeState, Snapshot
-from .sync import NodeSync
+from .sync import NodeSync, schedulable
 from .volcano import PodInfo, pod_info
+from .workload_faults import DEFAULT_EXIT_CODE, DEFAULT_THRESHOLD, KubePodFailer, PodFailer, victims
 
 __all__ = ["Fleet", "FleetOptions"]
 
@@ -45,6 +46,8 @@ class FleetOptions:
     coalesce_s: float = 0.02
     resync_s: float = 60.0  # rewrite every node's objects this often, whatever the diff says
     watch_timeout_s: int = 5  # server-side pod watch timeout; bounds how long stop() waits
+    fail_pods_at: str | None = DEFAULT_THRESHOLD  # a held chip at this level or worse fails the pod; None: never
+    fail_exit_code: int = DEFAULT_EXIT_CODE
 
 
 @dataclass
@@ -53,6 +56,7 @@ class _NodeBook:
     sync: NodeSync
     assigned: dict[str, tuple[PodInfo, tuple[int, ...]]] = field(default_factory=dict)  # pod uid -> chips
     pending: dict[str, PodInfo] = field(default_factory=dict)  # pod uid -> pod waiting for chips
+    failed: set[str] = field(default_factory=set)  # pod uids failed for a device fault (workload_faults)
     labelled: bool = False
     force: bool = False  # rewrite everything on the next flush (periodic resync)
 
@@ -69,12 +73,17 @@ class Fleet:
         nodes: Iterable[str] | None = None,
         token: str | None = None,
         options: FleetOptions | None = None,
+        pod_failer: PodFailer | None = None,
     ) -> None:
         self.emulator_url = emulator_url
         self.publisher = publisher
         self.only = set(nodes) if nodes else None
         self.token = token
         self.options = options or FleetOptions()
+        if pod_failer is None and hasattr(publisher, "core"):
+            pod_failer = KubePodFailer(publisher.core, self.options.fail_exit_code)
+        self.pod_failer = pod_failer
+        self.pods_failed = 0
         self.books: dict[str, _NodeBook] = {}
         self.ready = threading.Event()
         self.flushes = 0
@@ -90,7 +99,7 @@ class Fleet:
     # running ---------------------------------------------------------------------------------------
     def run(self, stop: threading.Event) -> None:
         names = self._emulated_nodes()
-        self.books = {n: _NodeBook(NodeState(), NodeSync(n)) for n in names}
+        self.books = {n: _NodeBook(NodeState(), NodeSync(n, count_network_unhealthy=False)) for n in names}
         self._node_labels = self._existing_labels()
         self._feed = EmulatorFeed(
             self.emulator_url,
@@ -308,12 +317,15 @@ class Fleet:
             book.force = False
             book.sync.written_devices = None
             book.sync.written_healthy = None
-        snap = book.state.snapshot()
-        if snap.node is None:
-            return
         with self._lock:
             pending = sorted(book.pending.values(), key=_age)
             used = book.used()
+        # Health as of the chips held now: a PreSeparateNPU chip is Healthy only while a pod holds it, so
+        # a chip its pod just released must not look free and healthy to the next pod.
+        book.state.set_in_use(used)
+        snap = book.state.snapshot()
+        if snap.node is None:
+            return
         for pod in pending:
             chips = self._choose(snap, pod, used)
             if chips is None:
@@ -357,7 +369,22 @@ class Fleet:
         for event in plan.events:
             self.publisher.fault_event(event)
         book.sync.written(plan)
+        self._fail_workloads(name, book, snap)  # after allocatable went down: replacements avoid the chip
         self.flushes += 1
+
+    def _fail_workloads(self, name: str, book: _NodeBook, snap: Snapshot) -> None:
+        """Fail the pods whose chips took a fault of `fail_pods_at` or worse (deviceplugin/workload_faults.py)."""
+        if self.pod_failer is None or self.options.fail_pods_at is None:
+            return
+        with self._lock:
+            assigned = dict(book.assigned)
+            book.failed &= set(assigned)
+            already = set(book.failed)
+        for victim in victims(assigned, snap, threshold=self.options.fail_pods_at, already=already):
+            self.pod_failer.fail(victim, name)
+            with self._lock:
+                book.failed.add(victim.pod.uid)
+            self.pods_failed += 1
 
     def _choose(self, snap: Snapshot, pod: PodInfo, used: set[int]) -> tuple[int, ...] | None:
         assert snap.node is not None
@@ -367,15 +394,16 @@ class Fleet:
                 chips = tuple(sorted(parse_device_name(d) for d in named))
             except ValueError:
                 chips = ()
-            if chips and all(c in snap.chips for c in chips) and not set(chips) & used:
+            healthy = set(schedulable(snap))
+            if chips and all(c in healthy for c in chips) and not set(chips) & used:
                 return chips
             log.warning(
-                "pod %s: Volcano's chips %s are not free on %s; choosing others",
+                "pod %s: Volcano's chips %s are not free and healthy on %s; choosing others",
                 pod.key,
                 named,
                 snap.node.name,
             )
-        free = [p for p in snap.healthy() if p not in used]
+        free = [p for p in schedulable(snap) if p not in used]
         try:
             return tuple(choose(snap.node.topology, list(snap.chips), free, pod.npu_request))
         except AllocationError as exc:

@@ -12,10 +12,16 @@ from dataclasses import dataclass, field
 
 from .deviceinfo import configmap_data, device_list
 from .events import FaultEvent, fault_event
+from .health import is_network_healthy
 from .model import Chip, Fault
 from .state import Snapshot
 
-__all__ = ["NodeSync", "SyncPlan"]
+__all__ = ["NodeSync", "SyncPlan", "schedulable"]
+
+
+def schedulable(snap: Snapshot) -> list[int]:
+    """Healthy chips whose network is healthy too: what a distributed job may be given."""
+    return [p for p in snap.healthy() if p in snap.chips and is_network_healthy(snap.chips[p])]
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,9 @@ class NodeSync:
     written_devices: dict[str, str] | None = None
     written_healthy: int | None = None
     known_faults: dict[str, tuple[Chip, Fault]] = field(default_factory=dict)
+    # Fleet mode: leave NetworkUnhealthy chips out of capacity/allocatable. npu-emu has no ascend-for-volcano,
+    # which skips them when it places distributed jobs (ascend-stack.md §5.3); Volcano only sees the count.
+    count_network_unhealthy: bool = True
 
     def plan(self, snap: Snapshot, used: Collection[int], *, now_s: int | None = None) -> SyncPlan:
         node = snap.node
@@ -46,7 +55,7 @@ class NodeSync:
         if devices != self.written_devices:
             separated = [p for p, c in snap.chips.items() if c.manually_separated]
             cm = configmap_data(node, devices, int(time.time()) if now_s is None else now_s, separated)
-        healthy = len(snap.healthy())
+        healthy = len(schedulable(snap)) if not self.count_network_unhealthy else len(snap.healthy())
         events: list[FaultEvent] = []
         if not snap.stale:
             current = {f.id or f"{c.phy_id}/{f.code}": (c, f) for c in snap.chips.values() for f in c.faults}
