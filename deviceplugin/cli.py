@@ -127,6 +127,15 @@ def build_parser() -> argparse.ArgumentParser:
         default=20.0,
         help="gather changes this long before writing a node's objects (default %(default)s)",
     )
+    fp.add_argument(
+        "--fail-pods-at",
+        default="RestartBusiness",
+        help="fail a pod (kwok pod-failed Stage, Event on the pod) when a chip it holds reaches this fault level "
+        "or worse; 'off' never fails pods (default %(default)s; see docs/fault-tolerance.md)",
+    )
+    fp.add_argument(
+        "--fail-exit-code", type=int, default=1, help="exit code of pods failed by a device fault (default %(default)s)"
+    )
     return parser
 
 
@@ -184,16 +193,26 @@ def run_kubelet(args: argparse.Namespace, stop: threading.Event) -> int:
 
 
 def run_fleet(args: argparse.Namespace, stop: threading.Event) -> int:
+    from emulator.levels import is_level
+
     from .fleet import Fleet, FleetOptions
     from .publish import KubePublisher, load_api_client
 
+    if args.fail_pods_at != "off" and not is_level(args.fail_pods_at):
+        print(f"--fail-pods-at: unknown fault level {args.fail_pods_at!r}", file=sys.stderr)
+        return 2
     publisher = KubePublisher(load_api_client(args.kubeconfig, pool_size=max(args.concurrency * 2, 8)))
     fleet = Fleet(
         args.emulator_url,
         publisher,
         nodes=args.node,
         token=args.token,
-        options=FleetOptions(concurrency=args.concurrency, coalesce_s=args.coalesce_ms / 1000),
+        options=FleetOptions(
+            concurrency=args.concurrency,
+            coalesce_s=args.coalesce_ms / 1000,
+            fail_pods_at=None if args.fail_pods_at == "off" else args.fail_pods_at,
+            fail_exit_code=args.fail_exit_code,
+        ),
     )
     return _run_all([fleet.run], stop, on_stop=fleet.stop)
 
