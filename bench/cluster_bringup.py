@@ -127,6 +127,13 @@ def run_size(size: int, state_root: Path, bin_dir: str | None, workers: int,
         else:
             result["gang_timeout"] = {"pods": total, "bound": bound, "running": running, "after_s": timeout_s}
         result["rss_mib_after_gang"] = component_rss(cp)
+        for name, rss in result["rss_mib_after_gang"].items():
+            if rss is None:  # the component is gone: keep why
+                log = cp.kwok_cluster_dir / "logs" / f"{name}.log"
+                if not log.exists():
+                    log = cp.log_dir / f"{name}.log"
+                tail = log.read_text(errors="replace").splitlines()[-15:] if log.exists() else []
+                result.setdefault("died", {})[name] = tail
     finally:
         t3 = time.monotonic()
         cp.down()
