@@ -12,7 +12,7 @@ from typing import Any
 
 from .catalogue import FaultEntry
 from .inventory import ChipInfo, NodeInfo
-from .levels import NORMAL, most_severe, network_health, severity
+from .levels import most_severe, network_health, severity
 
 ECC_FIELDS = ("ddr_single_bit", "ddr_double_bit", "hbm_single_bit", "hbm_double_bit", "hbm_single_bit_total",
               "hbm_double_bit_total", "hbm_single_bit_isolated_pages", "hbm_double_bit_isolated_pages")
@@ -119,36 +119,29 @@ def chip_view(node: NodeInfo, info: ChipInfo, state: ChipState | None, now_ms: i
 
     present = True
     link_up = st.link_up
-    levels: list[str] = []
-    network_levels: list[str] = []
-    faults: list[dict[str, Any]] = []
-    worst_health: tuple[int, str] = (-1, "OK")
+    current: list[tuple[FaultEntry, dict[str, Any]]] = []
     for a in st.active:
         eff = a.entry.effects
         present = present and eff.present is not False
         link_up = link_up and eff.link_up is not False
         if eff.temperature_c is not None:
             tel["temperature_c"] = max(tel["temperature_c"], eff.temperature_c)
-        level = a.level_at(now_ms)
-        faults.append({"id": a.fault_id, "kind": a.entry.kind, "code": a.entry.code, "level": level,
-                       "fault_type": a.entry.fault_type, "since_ms": a.since_ms, "state": "active"})
+        current.append((a.entry, {"id": a.fault_id, "kind": a.entry.kind, "code": a.entry.code,
+                                  "level": a.level_at(now_ms), "fault_type": a.entry.fault_type,
+                                  "since_ms": a.since_ms, "state": "active"}))
     for r in st.recovering:
         if r.until_ms > now_ms:
-            faults.append({"id": r.fault_id, "kind": r.entry.kind, "code": r.entry.code, "level": r.level,
-                           "fault_type": r.entry.fault_type, "since_ms": r.since_ms, "state": "recovering",
-                           "until_ms": r.until_ms})
-    for f, entry in zip(faults, [a.entry for a in st.active] + [r.entry for r in st.recovering if r.until_ms > now_ms],
-                        strict=True):
-        levels.append(f["level"])
-        if entry.fault_type == "CardNetworkUnhealthy":
-            network_levels.append(f["level"])
-        rank = severity(f["level"])
-        if rank > worst_health[0]:
-            worst_health = (rank, entry.npu_smi_health)
-    if st.separated_by:
-        levels.append("ManuallySeparateNPU")
-    level = most_severe(levels) if levels else NORMAL
-    npu_smi_health = ("Alarm" if st.separated_by else "OK") if worst_health[0] < 0 else worst_health[1]
+            current.append((r.entry, {"id": r.fault_id, "kind": r.entry.kind, "code": r.entry.code,
+                                      "level": r.level, "fault_type": r.entry.fault_type, "since_ms": r.since_ms,
+                                      "state": "recovering", "until_ms": r.until_ms}))
+    levels = [f["level"] for _, f in current] + (["ManuallySeparateNPU"] if st.separated_by else [])
+    network_levels = [f["level"] for e, f in current if e.fault_type == "CardNetworkUnhealthy"]
+    level = most_severe(levels)
+    if current:
+        npu_smi_health = max(current, key=lambda ef: severity(ef[1]["level"]))[0].npu_smi_health
+    else:
+        npu_smi_health = "Alarm" if st.separated_by else "OK"
+    faults = [f for _, f in current]
 
     ecc = {name: st.ecc.get(name, 0) for name in ECC_FIELDS}
     return {

@@ -11,7 +11,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -383,6 +383,3 @@ class Engine:
         if changed:
             for callback in self.on_change:
                 callback(changed)
-
-    def nodes_of(self, keys: Iterable[ChipKey]) -> set[str]:
-        return {n for n, _ in keys}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Depends, Query, Request
 
 from ..engine import Engine, FaultRequest
 from ..scenario import load_scenario, parse_scenario, scenario_names
@@ -65,7 +65,3 @@ async def replay_named(name: str, engine: Engine = Depends(engine_of)) -> dict[s
     scenario = load_scenario(name)
     faults = engine.inject_many(scenario.requests())
     return {"scenario": scenario.metadata.name, "faults": [f.public() for f in faults]}
-
-
-def no_content() -> Response:
-    return Response(status_code=204)
