@@ -39,6 +39,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=4, help="jobs reconciled in parallel (default %(default)s)")
     p.add_argument("--resync-s", type=float, default=30.0,
                    help="reconcile every job at least this often, in seconds (default %(default)s)")
+    p.add_argument("--no-leader-elect", action="store_true",
+                   help="work without holding the Lease kube-system/ascendjob-controller (by default only the "
+                        "holder reconciles, so two controllers on one cluster never both act)")
+    p.add_argument("--lease-namespace", default="kube-system", help="namespace of the Lease (default %(default)s)")
     p.add_argument("--healthz-port", type=int, metavar="PORT",
                    help="serve GET /healthz on 127.0.0.1:PORT (200 once every watch has synced)")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
@@ -73,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     client.rest_client.pool_manager.connection_pool_kw["maxsize"] = 32
     controller = AscendJobController(client, ranktable_root=args.ranktable_root, workers=args.workers,
-                                     create_configmap=not args.no_create_configmap, resync_s=args.resync_s)
+                                     create_configmap=not args.no_create_configmap, resync_s=args.resync_s,
+                                     leader_elect=not args.no_leader_elect, lease_namespace=args.lease_namespace)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())

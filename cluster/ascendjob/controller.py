@@ -19,6 +19,7 @@ from kubernetes.client.exceptions import ApiException
 
 from . import constants as k
 from .kube import JOBS, POD_SELECTOR, PODGROUPS, Kube
+from .leader import LeaderElector
 from .reconcile import Reconciler, Retry
 from .sink import RankTableSink
 from .workqueue import WorkQueue
@@ -43,7 +44,8 @@ def _job_key(obj: dict[str, Any]) -> str | None:
 
 class AscendJobController:
     def __init__(self, api_client: ApiClient, *, ranktable_root: Path | None = None, workers: int = 4,
-                 create_configmap: bool = True, resync_s: float = 30.0, watch_timeout_s: int = 30) -> None:
+                 create_configmap: bool = True, resync_s: float = 30.0, watch_timeout_s: int = 30,
+                 leader_elect: bool = True, lease_namespace: str = "kube-system") -> None:
         self.kube = Kube(api_client)
         self.reconciler = Reconciler(self.kube, RankTableSink(self.kube, ranktable_root,
                                                               create_configmap=create_configmap))
@@ -58,6 +60,9 @@ class AscendJobController:
         self._jobs: dict[str, str] = {}  # key -> uid of every job seen
         self._synced: set[str] = set()
         self._threads: list[threading.Thread] = []
+        self.elector = LeaderElector(self.kube, namespace=lease_namespace) if leader_elect else None
+        if self.elector is not None:
+            self.elector.on_start_leading.append(self._enqueue_all)
 
     # lifecycle --------------------------------------------------------------------------------------
     def start(self) -> AscendJobController:
@@ -68,6 +73,8 @@ class AscendJobController:
         ]
         for name, path, selector, key_of in watches:
             self._spawn(f"acjob-watch-{name}", self._watch_loop, name, path, selector, key_of)
+        if self.elector is not None:
+            self._spawn("acjob-leader", self.elector.run, self.stop_event)
         for i in range(self.workers):
             self._spawn(f"acjob-worker-{i}", self._work_loop)
         self._spawn("acjob-resync", self._resync_loop)
@@ -79,14 +86,33 @@ class AscendJobController:
         self._threads.append(t)
 
     def stop(self, timeout_s: float = 10.0) -> None:
+        """Stop working: workers finish their reconcile, the lease is given up. Watch threads are
+        daemons blocked on a stream; they end with their watch or the process."""
+        import time
+
         self.stop_event.set()
         self.queue.close()
-        for t in self._threads:
-            t.join(timeout_s)
-        alive = [t.name for t in self._threads if t.is_alive()]
+        deadline = time.monotonic() + timeout_s
+        workers = [t for t in self._threads if not t.name.startswith("acjob-watch-")]
+        for t in workers:
+            t.join(max(0.0, deadline - time.monotonic()))
+        if self.elector is not None:
+            try:
+                self.elector.release()
+            except Exception as e:
+                log.debug("releasing the lease: %s", e)
         self.reconciler.close()
+        alive = [t.name for t in workers if t.is_alive()]
         if alive:
             raise RuntimeError(f"the AscendJob controller did not stop: {alive} still running")
+
+    @property
+    def leading(self) -> bool:
+        return self.elector is None or self.elector.leading.is_set()
+
+    def _enqueue_all(self) -> None:
+        for key in list(self._jobs):
+            self.queue.add(key)
 
     def run_forever(self) -> None:
         self.start()
@@ -166,14 +192,16 @@ class AscendJobController:
 
     def _resync_loop(self) -> None:
         while not self.stop_event.wait(self.resync_s):
-            for key in list(self._jobs):
-                self.queue.add(key)
+            self._enqueue_all()
 
     # working ----------------------------------------------------------------------------------------
     def _work_loop(self) -> None:
         while not self.stop_event.is_set():
             key = self.queue.get(timeout_s=0.5)
             if key is None:
+                continue
+            if not self.leading:  # another controller holds the lease; every job is queued when we win it
+                self.queue.done(key)
                 continue
             try:
                 namespace, name = key.split("/", 1)
