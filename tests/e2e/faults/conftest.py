@@ -121,3 +121,18 @@ def ft(ft_stack: FtStack, ft_namespace: str) -> Iterator[Any]:
         for chip in client.chips(node):
             if chip["manually_separated"]:
                 client.clear_separation(node, chip["phy_id"])
+
+
+@pytest.fixture(scope="session")
+def emulator_client(ft_stack: FtStack) -> Any:
+    """The plugin's `emulator_client`, pointed at this stack's emulator (so `npu_faults` uses it)."""
+    return ft_stack.emulator.client
+
+
+@pytest.fixture(scope="session")
+def kube_client(ft_stack: FtStack) -> Any:
+    return ft_stack.api_client
+
+
+# The user-facing fixture, as a suite would get it from the npu_emu plugin.
+from cluster.faults_helper import npu_faults  # noqa: E402, F401
