@@ -210,6 +210,14 @@ class AscendJobController:
             except Retry as e:
                 log.debug("%s: %s", key, e)
                 self.queue.add(key, e.delay_s)
+            except ApiException as e:
+                if e.status == 403 and "NamespaceTerminating" in str(e.body or ""):
+                    log.debug("%s: namespace terminating", key)  # the job goes with it
+                else:
+                    log.warning("reconciling %s failed: %s %s", key, e.status, e.reason)
+                    self.errors.append(f"{key}: {e.status} {e.reason}")
+                    del self.errors[:-50]
+                    self.queue.add(key, 1.0)
             except Exception as e:
                 log.warning("reconciling %s failed: %s", key, e, exc_info=log.isEnabledFor(logging.DEBUG))
                 self.errors.append(f"{key}: {e}")
