@@ -25,7 +25,7 @@ def test_single_ecc_scenario_job_recovers(ft_stack: Any, ft_namespace: str, npu_
     after = npu_faults.wait_recovered(ns, name, replicas=2, replaced=before.pods.values(), avoid=fault)
     assert all(n != node for n, _ in after.chips.values())  # 8-chip pods: the node has 7 healthy chips
     npu_faults.emulator.set_clock(advance_s=61)  # the scenario's fault lasts 60 emulated seconds
-    assert npu_faults.emulator.fault(fault["id"])["state"] == "completed"
+    assert npu_faults.emulator.fault(fault["id"])["state"] == "expired"
     wait_until(f"allocatable 8 on {node}", lambda: npu_faults.allocatable(node) == 8, timeout_s=30)
     wait_until("the Recovery event", lambda: npu_faults.node_events(node, "Recovery"), timeout_s=30)
 
