@@ -18,10 +18,6 @@ stand-in Ascend Operator, all as subprocesses.
 
     python bench/fault_recovery.py recovery --pods 16 --runs 20 [--json out.json]
     python bench/fault_recovery.py storm --nodes 1000 --jobs 100 --pods 4 --faults 100 [--json out.json]
-
-Note: kwokctl writes every field of the KwokConfiguration document cluster/kwokctl.py passes, so kwok's
-default pod CIDR is lost there and pods get no IP (rank tables then never complete). Until that is fixed
-in cluster/, this script sets `cidr` itself (setdefault: a no-op once cluster/ sets it).
 """
 
 from __future__ import annotations
@@ -50,21 +46,6 @@ CONFIGURATION = "ascend.kubectl.kubernetes.io/ascend-910-configuration"
 NS = "ftbench"
 PATTERN = "ftb-{index}"
 KINDS = (("hbm-multi-bit-ecc", "80E01801"), ("over-temperature", "8FFE0001"))
-
-
-def _patch_kwok_cidr() -> None:
-    import cluster.kwokctl as kw
-
-    original = kw.kwokctl_config
-
-    def patched(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
-        docs = original(*args, **kwargs)
-        for doc in docs:
-            if doc.get("kind") == "KwokConfiguration":
-                doc.setdefault("options", {}).setdefault("cidr", "10.0.0.1/16")
-        return docs
-
-    kw.kwokctl_config = patched  # type: ignore[assignment]
 
 
 def acjob(name: str, pods: int) -> dict[str, Any]:
@@ -110,7 +91,6 @@ class Stack:
 
 @contextmanager
 def stack(nodes: int, bin_dir: str | None, keep: bool) -> Iterator[Stack]:
-    _patch_kwok_cidr()
     from kubernetes.client import CoreV1Api, CustomObjectsApi
 
     from cluster.ascendjob.component import build_ascendjob_controller
