@@ -8,7 +8,10 @@ inventory's addressing, never from here. Pure functions: no API calls.
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any, Protocol
+
+from .binaries import KWOK_VERSION
 
 __all__ = [
     "ASCEND_RESOURCE",
@@ -24,6 +27,7 @@ PROFILE_LABEL = "npu-emu.io/profile"
 TOR_LABEL = "npu-emu.io/tor-id"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 _ARCH = {"huawei-arm": "arm64", "huawei-x86": "amd64"}
+_KWOK = f"kwok-{KWOK_VERSION}"  # what kwok's node-initialize would write
 
 
 # What the builder reads from emulator.inventory.NodeInfo (structural, so tests can pass plain objects).
@@ -122,8 +126,30 @@ def node_resources(node: NodeSource) -> dict[str, str]:
     return resources
 
 
-def build_node(node: NodeSource, cluster: str) -> dict[str, Any]:
-    """The Node object to create: Ready comes later from kwok's node-initialize Stage."""
+# The conditions a healthy kubelet reports (kwok's NodeConditions).
+_CONDITIONS = (
+    ("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
+    ("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+    ("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+    ("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+    ("NetworkUnavailable", "False", "RouteCreated", "RouteController created a route"),
+)
+
+
+def ready_conditions(now: datetime | None = None) -> list[dict[str, str]]:
+    stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return [{"type": t, "status": st, "reason": r, "message": m, "lastHeartbeatTime": stamp,
+             "lastTransitionTime": stamp} for t, st, r, m in _CONDITIONS]
+
+
+def build_node(node: NodeSource, cluster: str, *, ready: bool = False,
+               now: datetime | None = None) -> dict[str, Any]:
+    """The Node object to create; kwok's node-initialize Stage makes it Ready.
+
+    ready=True (experimental, not used by the harness) creates it Ready instead: the apiserver keeps
+    a Node's status on create, which spares kwok's Stage work at thousands of nodes. But Ready then no
+    longer means kwok has picked the node up, and pods bound before it has get no pod IP.
+    """
     spec = node.profile.spec
     resources = node_resources(node)
     return {
@@ -146,9 +172,9 @@ def build_node(node: NodeSource, cluster: str) -> dict[str, Any]:
                 "architecture": _ARCH.get(spec.host_arch, "arm64"),
                 "operatingSystem": "linux",
                 "osImage": f"npu-emu {node.profile.name}",
-                # Required by the API schema; kwok's node-initialize fills the empty ones.
-                "kernelVersion": "", "kubeletVersion": "", "kubeProxyVersion": "",
-                "containerRuntimeVersion": "", "machineID": "", "systemUUID": "", "bootID": "",
+                "kernelVersion": _KWOK, "kubeletVersion": _KWOK, "kubeProxyVersion": _KWOK,
+                "containerRuntimeVersion": _KWOK, "machineID": "", "systemUUID": "", "bootID": "",
             },
+            **({"conditions": ready_conditions(now), "phase": "Running"} if ready else {}),
         },
     }

@@ -81,3 +81,18 @@ def test_fleet_inventory_rejects_bad_input():
         fleet_inventory()
     with pytest.raises(ValueError, match="unknown profile"):
         fleet_inventory(profile="no-such-profile", count=1)
+
+
+def test_nodes_can_be_created_ready():
+    from datetime import UTC, datetime
+
+    node = _first(profile="atlas-800t-a2", count=1)
+    now = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    status = build_node(node, "c", ready=True, now=now)["status"]
+    conds = {c["type"]: c for c in status["conditions"]}
+    assert conds["Ready"]["status"] == "True"
+    assert conds["Ready"]["lastHeartbeatTime"] == "2026-01-02T03:04:05Z"
+    assert {conds[t]["status"] for t in ("MemoryPressure", "DiskPressure", "PIDPressure")} == {"False"}
+    assert status["phase"] == "Running"
+    assert status["nodeInfo"]["kubeletVersion"].startswith("kwok-")
+    assert "conditions" not in build_node(node, "c")["status"]  # default: kwok makes it Ready
