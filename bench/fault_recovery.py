@@ -119,7 +119,8 @@ def stack(nodes: int, bin_dir: str | None, keep: bool) -> Iterator[Stack]:
             with ManagedProcess(fleet, work, ready_timeout_s=120), \
                     ManagedProcess(controller, work, ready_timeout_s=120):
                 api = cp.api_client()
-                core, custom = CoreV1Api(api), CustomObjectsApi(api)
+                core: Any = CoreV1Api(api)
+                custom: Any = CustomObjectsApi(api)
                 core.create_namespace({"metadata": {"name": NS}})
                 wait("default service account", lambda: core.list_namespaced_service_account(
                     NS, field_selector="metadata.name=default").items, 60, 0.1)
@@ -150,6 +151,10 @@ def held(pod: dict[str, Any]) -> tuple[str, list[int]] | None:
     return pod["spec"].get("nodeName", ""), [int(d["device_id"]) for d in json.loads(raw)["devices"]]
 
 
+def _allocatable_is(s: Stack, node: str, value: int) -> Callable[[], bool]:
+    return lambda: bool(s.faults.allocatable(node) == value)
+
+
 # recovery ------------------------------------------------------------------------------------------------
 def run_recovery(pods: int, runs: int, spare: int, bin_dir: str | None, keep: bool, seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
@@ -171,7 +176,7 @@ def run_recovery(pods: int, runs: int, spare: int, bin_dir: str | None, keep: bo
             print(json.dumps(row), flush=True)
             results["runs"].append(row)
             s.faults.clear(fault)
-            wait("allocatable back", lambda node=node: s.faults.allocatable(node) == 8, 120)
+            wait("allocatable back", _allocatable_is(s, node, 8), 120)
             current = after
     times = [r["recovery_s"] for r in results["runs"]]
     results.update(p50_s=pct(times, 50), p99_s=pct(times, 99), min_s=min(times), max_s=max(times),

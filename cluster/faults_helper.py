@@ -137,8 +137,8 @@ class NpuFaults:
         from kubernetes.client import CoreV1Api, CustomObjectsApi
 
         self.emulator = emulator
-        self.core = CoreV1Api(api_client)
-        self.custom = CustomObjectsApi(api_client)
+        self.core: Any = CoreV1Api(api_client)
+        self.custom: Any = CustomObjectsApi(api_client)
         self.injected: list[str] = []
 
     # injecting ---------------------------------------------------------------------------------------
