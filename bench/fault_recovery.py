@@ -27,6 +27,7 @@ import json
 import os
 import platform
 import random
+import signal
 import statistics
 import sys
 import tempfile
@@ -176,6 +177,9 @@ def run_recovery(pods: int, runs: int, spare: int, bin_dir: str | None, keep: bo
             print(json.dumps(row), flush=True)
             results["runs"].append(row)
             s.faults.clear(fault)
+            if s.emulator.chip(node, phy)["manually_separated"]:  # a second ECC on this chip within 24 h
+                s.emulator.clear_separation(node, phy)  # the operator's action
+                results["separations_cleared"] = results.get("separations_cleared", 0) + 1
             wait("allocatable back", _allocatable_is(s, node, 8), 120)
             current = after
     times = [r["recovery_s"] for r in results["runs"]]
@@ -289,6 +293,10 @@ def watch_faults(s: Stack, targets: list[tuple[str, int]], start: float, timeout
     return seen
 
 
+def _terminate(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -309,6 +317,7 @@ def main() -> int:
         p.add_argument("--keep", action="store_true", help="leave the cluster running")
         p.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, _terminate)  # stop the cluster and processes in `finally`, not orphan them
     load_before = [round(x, 1) for x in os.getloadavg()]
     if args.mode == "recovery":
         results = run_recovery(args.pods, args.runs, args.spare, args.bin_dir, args.keep, args.seed)
