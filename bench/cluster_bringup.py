@@ -79,13 +79,13 @@ def pod_counts(core: Any, ns: str) -> tuple[int, int, int]:
 
 
 def run_size(size: int, state_root: Path, bin_dir: str | None, workers: int,
-             timeout_s: float, gang: bool = True) -> dict[str, Any]:
+             timeout_s: float, gang: bool = True, born_ready: bool = False) -> dict[str, Any]:
     from kubernetes.client import CoreV1Api, CustomObjectsApi
 
     from cluster.control_plane import ControlPlane
     from cluster.inventory import fleet_inventory
 
-    result: dict[str, Any] = {"nodes": size}
+    result: dict[str, Any] = {"nodes": size, "born_ready": born_ready}
     cp = ControlPlane(f"bench-{size}", state_root=state_root, bin_dir=bin_dir)
     t0 = time.monotonic()
     cp.up(timeout_s=timeout_s)
@@ -93,7 +93,8 @@ def run_size(size: int, state_root: Path, bin_dir: str | None, workers: int,
         result["control_plane_s"] = round(time.monotonic() - t0, 1)
         inventory = fleet_inventory(profile="atlas-800t-a2", count=size, name_pattern="n-{index}")
         t1 = time.monotonic()
-        fleet = cp.add_nodes(inventory, workers=workers, progress=True, timeout_s=timeout_s)
+        fleet = cp.add_nodes(inventory, workers=workers, progress=True, timeout_s=timeout_s,
+                             born_ready=born_ready)
         result["nodes_created_s"] = round(fleet.seconds, 1)
         result["nodes_ready_s"] = round(time.monotonic() - t1, 1)
         result["bringup_total_s"] = round(time.monotonic() - t0, 1)
@@ -149,6 +150,8 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=16)
     parser.add_argument("--timeout", type=float, default=1200.0)
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
+    parser.add_argument("--born-ready", action="store_true",
+                        help="create nodes Ready instead of letting kwok's node-initialize do it")
     parser.add_argument("--no-gang-above", type=int, default=None, metavar="N",
                         help="only bring up (no gang) for sizes above N")
     args = parser.parse_args()
@@ -160,7 +163,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="npu-emu-bench-") as tmp:
         for size in args.sizes:
             gang = args.no_gang_above is None or size <= args.no_gang_above
-            run = run_size(size, Path(tmp), args.bin_dir, args.workers, args.timeout, gang)
+            run = run_size(size, Path(tmp), args.bin_dir, args.workers, args.timeout, gang,
+                           args.born_ready)
             results["runs"].append(run)
             print(json.dumps(run), flush=True)
     if args.json:

@@ -32,7 +32,8 @@ def _core(api_client: ApiClient) -> Any:
 
 
 def create_fleet(api_client: ApiClient, nodes: Sequence[NodeSource], cluster: str, *, workers: int = 16,
-                 extra_labels: dict[str, str] | None = None, advance: Progress | None = None) -> FleetResult:
+                 extra_labels: dict[str, str] | None = None, advance: Progress | None = None,
+                 ready: bool = False) -> FleetResult:
     """POST one Node per inventory node (status included: kwok keeps capacity/allocatable)."""
     from kubernetes.client.exceptions import ApiException
 
@@ -43,7 +44,7 @@ def create_fleet(api_client: ApiClient, nodes: Sequence[NodeSource], cluster: st
     def create(node: NodeSource) -> bool:
         try:
             # No response decoding: it costs more than the request at thousands of nodes.
-            body = build_node(node, cluster)
+            body = build_node(node, cluster, ready=ready)
             if extra_labels:
                 body["metadata"]["labels"].update(extra_labels)
             _ = core.create_node(body, _preload_content=False).data  # read it: frees the connection

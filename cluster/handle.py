@@ -63,8 +63,12 @@ class KubeCluster:
 
     def add_nodes(self, nodes: Inventory | list[NodeSource], *, wait: bool = True, workers: int = 16,
                   progress: bool = False, timeout_s: float = 600.0,
-                  extra_labels: dict[str, str] | None = None) -> FleetResult:
-        """Create one kwok Node per inventory node and (by default) wait until they are all Ready."""
+                  extra_labels: dict[str, str] | None = None, born_ready: bool = False) -> FleetResult:
+        """Create one kwok Node per inventory node and (by default) wait until they are all Ready.
+
+        born_ready=True creates the nodes with Ready conditions instead of leaving that to kwok's
+        node-initialize Stage (experimental; faster at thousands of nodes, see docs/control-plane.md).
+        """
         from .fleet import count_ready, create_fleet, wait_nodes_ready
 
         items: list[Any] = list(nodes.nodes.values()) if hasattr(nodes, "nodes") else list(nodes)
@@ -81,14 +85,15 @@ class KubeCluster:
                           TimeElapsedColumn()) as bar:
                 created = bar.add_task("creating nodes", total=len(items))
                 result = create_fleet(client, items, self.name, workers=workers, extra_labels=extra_labels,
-                                      advance=lambda n: bar.advance(created, n))
+                                      advance=lambda n: bar.advance(created, n), ready=born_ready)
                 if wait:
                     ready = bar.add_task("nodes Ready   ", total=len(items))
                     expected = count_ready(client, selector, names)[0]
                     wait_nodes_ready(client, selector, expected, timeout_s=timeout_s, names=names,
                                      update=lambda n: bar.update(ready, completed=min(n, len(items))))
         else:
-            result = create_fleet(client, items, self.name, workers=workers, extra_labels=extra_labels)
+            result = create_fleet(client, items, self.name, workers=workers, extra_labels=extra_labels,
+                                  ready=born_ready)
             if wait:
                 expected = count_ready(client, selector, names)[0]
                 wait_nodes_ready(client, selector, expected, timeout_s=timeout_s, names=names)

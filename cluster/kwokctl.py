@@ -61,6 +61,7 @@ def kwokctl_config(binaries: Binaries, stages: list[dict[str, Any]],
         # kwokctl writes every field of this document, so kwok's defaults must be spelled out.
         "enablePodsOnNodeSyncListPager": True,
         "enablePodsOnNodeSyncStreamWatch": False,
+        "podsOnNodeSyncParallelism": 1,
         # kwok's default pod CIDR; without it pods get no IP (and no rank table can be written).
         "cidr": "10.0.0.1/24",
     }

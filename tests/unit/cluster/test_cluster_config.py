@@ -26,6 +26,8 @@ def test_kwokctl_config_uses_local_binaries_loopback_and_our_stages():
         assert opts[key] == f"/bins/{name}"
     assert docs[1]["kind"] == "KwokConfiguration"
     assert docs[1]["options"]["nodePlayStageParallelism"] > 4
+    # kwokctl writes every field of this document: an empty cidr would leave pods without IPs.
+    assert docs[1]["options"]["cidr"] == "10.0.0.1/24"
     stages = {d["metadata"]["name"] for d in docs[2:]}
     assert stages == {"node-initialize", "node-heartbeat-with-lease", "pod-ready", "pod-complete",
                       "pod-failed", "pod-delete"}
