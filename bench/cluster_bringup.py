@@ -93,8 +93,13 @@ def run_size(size: int, state_root: Path, bin_dir: str | None, workers: int,
         result["control_plane_s"] = round(time.monotonic() - t0, 1)
         inventory = fleet_inventory(profile="atlas-800t-a2", count=size, name_pattern="n-{index}")
         t1 = time.monotonic()
-        fleet = cp.add_nodes(inventory, workers=workers, progress=True, timeout_s=timeout_s,
-                             born_ready=born_ready)
+        try:
+            fleet = cp.add_nodes(inventory, workers=workers, progress=True, timeout_s=timeout_s,
+                                 born_ready=born_ready)
+        except TimeoutError as e:
+            result["nodes_ready_timeout"] = str(e)
+            result["rss_mib_after_nodes"] = component_rss(cp)
+            return result
         result["nodes_created_s"] = round(fleet.seconds, 1)
         result["nodes_ready_s"] = round(time.monotonic() - t1, 1)
         result["bringup_total_s"] = round(time.monotonic() - t0, 1)
