@@ -65,8 +65,15 @@ def kwokctl_config(binaries: Binaries, stages: list[dict[str, Any]],
         # kwok's default pod CIDR; without it pods get no IP (and no rank table can be written).
         "cidr": "10.0.0.1/24",
     }
+    patches = [
+        # kube-controller-manager exits when it cannot renew its leader lease within 5 s, which a
+        # loaded 2-core apiserver with thousands of nodes does not always manage (seen at 4,000 nodes),
+        # and nobody restarts it under kwokctl. There is only one: no election.
+        {"name": "kube-controller-manager", "extraArgs": [{"key": "leader-elect", "value": "false"}]},
+    ]
     return [
-        {"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokctlConfiguration", "options": options},
+        {"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokctlConfiguration", "options": options,
+         "componentsPatches": patches},
         {"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokConfiguration", "options": kwok_options},
         *stages,
     ]

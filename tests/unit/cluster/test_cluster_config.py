@@ -24,6 +24,8 @@ def test_kwokctl_config_uses_local_binaries_loopback_and_our_stages():
                       ("kubeControllerManagerBinary", "kube-controller-manager"),
                       ("kwokControllerBinary", "kwok")]:
         assert opts[key] == f"/bins/{name}"
+    kcm = [p for p in conf["componentsPatches"] if p["name"] == "kube-controller-manager"]
+    assert kcm and {"key": "leader-elect", "value": "false"} in kcm[0]["extraArgs"]
     assert docs[1]["kind"] == "KwokConfiguration"
     assert docs[1]["options"]["nodePlayStageParallelism"] > 4
     # kwokctl writes every field of this document: an empty cidr would leave pods without IPs.
