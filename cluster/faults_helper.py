@@ -247,7 +247,7 @@ class NpuFaults:
     # recovery ----------------------------------------------------------------------------------------
     def wait_recovered(self, namespace: str, job: str, *, kind: str = "AscendJob", replicas: int | None = None,
                        replaced: Iterable[str] = (), avoid: Mapping[str, Any] | Iterable[Mapping[str, Any]] = (),
-                       timeout_s: float = 180.0) -> Recovered:
+                       timeout_s: float = 180.0, interval_s: float = 0.1) -> Recovered:
         """Wait until the job runs again: `replicas` pods (default: as many as now, Failed ones excluded), all
         Running and holding chips, none of the pod uids in `replaced`, none on a chip targeted by the
         fault(s) in `avoid`, none on a chip the emulator reports unhealthy; for an AscendJob also
@@ -285,7 +285,8 @@ class NpuFaults:
             return Recovered({p.metadata.name: p.metadata.uid for p in pods}, chips, time.monotonic() - start)
 
         try:
-            got = wait_until(f"{kind} {namespace}/{job} to recover", probe, timeout_s=timeout_s, interval_s=0.1)
+            got = wait_until(f"{kind} {namespace}/{job} to recover", probe, timeout_s=timeout_s,
+                             interval_s=interval_s)
         except AssertionError as e:
             raise AssertionError(f"{e}: {why[0]}") from None
         for node, phys in got.chips.values():
