@@ -153,6 +153,19 @@ def held(pod: dict[str, Any]) -> tuple[str, list[int]] | None:
     return pod["spec"].get("nodeName", ""), [int(d["device_id"]) for d in json.loads(raw)["devices"]]
 
 
+def breakdown(recorder: Any, victim: str, new: list[str], start: float) -> dict[str, float | None]:
+    """Seconds after the injection: the victim pod Failed, the last new pod created, Running, holding chips."""
+    def last(pred: Callable[[Any], bool]) -> float | None:
+        times = [recorder.first_time(uid, pred) for uid in new]
+        return None if None in times else round(max(t for t in times if t is not None) - start, 2)
+
+    failed = recorder.first_time(victim, lambda p: p.status.phase == "Failed")
+    return {"failed_s": None if failed is None else round(failed - start, 2),
+            "created_s": last(lambda p: True),
+            "running_s": last(lambda p: p.status.phase == "Running"),
+            "chips_s": last(lambda p: CONFIGURATION in (p.metadata.annotations or {}))}
+
+
 def _allocatable_is(s: Stack, node: str, value: int) -> Callable[[], bool]:
     return lambda: bool(s.faults.allocatable(node) == value)
 
@@ -169,12 +182,14 @@ def run_recovery(pods: int, runs: int, spare: int, bin_dir: str | None, keep: bo
             pod = rng.choice(sorted(current.chips))
             node, chips = current.chips[pod]
             phy = rng.choice(chips)
-            start = time.monotonic()
-            fault = s.faults.inject("hbm-multi-bit-ecc", node=node, chips=[phy])
-            after = s.faults.wait_recovered(NS, "rec", replicas=pods, replaced=current.pods.values(), avoid=fault,
-                                            timeout_s=600)
-            took = time.monotonic() - start
-            row = {"run": i, "pod": pod, "node": node, "chip": phy, "recovery_s": round(took, 2)}
+            with s.faults.record_pods(NS) as recorder:
+                start = time.monotonic()
+                fault = s.faults.inject("hbm-multi-bit-ecc", node=node, chips=[phy])
+                after = s.faults.wait_recovered(NS, "rec", replicas=pods, replaced=current.pods.values(),
+                                                avoid=fault, timeout_s=600)
+                took = time.monotonic() - start
+            row = {"run": i, "pod": pod, "node": node, "chip": phy, "recovery_s": round(took, 2),
+                   **breakdown(recorder, current.pods[pod], list(after.pods.values()), start)}
             print(json.dumps(row), flush=True)
             results["runs"].append(row)
             s.faults.clear(fault)
@@ -186,6 +201,10 @@ def run_recovery(pods: int, runs: int, spare: int, bin_dir: str | None, keep: bo
     times = [r["recovery_s"] for r in results["runs"]]
     results.update(p50_s=pct(times, 50), p99_s=pct(times, 99), min_s=min(times), max_s=max(times),
                    mean_s=round(statistics.mean(times), 2))
+    for key in ("failed_s", "created_s", "running_s", "chips_s"):
+        values = [r[key] for r in results["runs"] if r.get(key) is not None]
+        if values:
+            results[f"{key[:-2]}_p50_s"] = pct(values, 50)
     return results
 
 

@@ -83,6 +83,7 @@ class PodRecorder:
         self.core = core
         self.namespace = namespace
         self.seen: dict[str, list[Any]] = {}  # pod uid -> V1Pod versions, oldest first
+        self.arrived: dict[str, list[float]] = {}  # pod uid -> time.monotonic() each version arrived
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._ready = threading.Event()
@@ -122,6 +123,15 @@ class PodRecorder:
     def _add(self, pod: Any) -> None:
         with self._lock:
             self.seen.setdefault(pod.metadata.uid, []).append(pod)
+            self.arrived.setdefault(pod.metadata.uid, []).append(time.monotonic())
+
+    def first_time(self, uid: str, predicate: Callable[[Any], bool]) -> float | None:
+        """time.monotonic() when the first version of the pod matching `predicate` arrived."""
+        with self._lock:
+            for pod, at in zip(self.seen.get(uid, []), self.arrived.get(uid, []), strict=True):
+                if predicate(pod):
+                    return at
+        return None
 
     def failed(self, uid: str) -> Any | None:
         """The pod's first version with phase Failed, if it got there."""
