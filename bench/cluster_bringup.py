@@ -109,7 +109,8 @@ def run_size(size: int, state_root: Path, bin_dir: str | None, workers: int,
         if not gang:
             return result
         client = cp.api_client()
-        core, custom = CoreV1Api(client), CustomObjectsApi(client)
+        core: Any = CoreV1Api(client)
+        custom = CustomObjectsApi(client)
         ns = "bench"
         core.create_namespace({"metadata": {"name": ns}})
         t2 = time.monotonic()
@@ -162,7 +163,7 @@ def main() -> int:
     args = parser.parse_args()
     import os
 
-    results = {"machine": f"{platform.node()} {os.cpu_count()} CPUs, "
+    results: dict[str, Any] = {"machine": f"{platform.node()} {os.cpu_count()} CPUs, "
                           f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') // 2**30} GiB",
                "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "runs": []}
     with tempfile.TemporaryDirectory(prefix="npu-emu-bench-") as tmp:

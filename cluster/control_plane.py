@@ -199,7 +199,7 @@ class ControlPlane(KubeCluster):
         from kubernetes.client import ApiextensionsV1Api
         from kubernetes.client.exceptions import ApiException
 
-        api = ApiextensionsV1Api(self.api_client())
+        api: Any = ApiextensionsV1Api(self.api_client())  # raw responses (_preload_content=False)
         files = [*binaries.volcano_crds, *sorted(CRDS_DIR.rglob("*.yaml"))]
         names = []
         for path in files:
