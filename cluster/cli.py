@@ -57,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--workers", type=int, default=16, help="parallel API calls for node creation")
     up.add_argument("--timeout", type=float, default=300.0, help="seconds to wait per phase")
     up.add_argument("--no-progress", action="store_true", help="no progress bars")
+    up.add_argument("--no-emulator", action="store_true",
+                    help="do not start the emulator and fleet mode (nodes keep their static capacity)")
 
     down = sub.add_parser("down", help="stop every process of a cluster and remove its directory")
     common(down)
@@ -102,7 +104,16 @@ def _up(args: argparse.Namespace) -> int:
                       f"`npu-emu cluster down --name {args.name}` removes it[/]")
         raise
     console.print(f"[bold]>[/] {result.created} nodes created ({result.existing} existed) in "
-                  f"{result.seconds:.1f}s; all Ready. Total {time.monotonic() - t0:.1f}s.")
+                  f"{result.seconds:.1f}s; all Ready.")
+    if not args.no_emulator:
+        from .emulation import emulator_args, start_emulation
+
+        console.print("[bold]>[/] starting the emulator for these nodes and the device plugin's fleet mode")
+        url = start_emulation(cp, emulator_args(
+            cluster_spec=args.cluster_spec, profile=args.profile or "atlas-800t-a2", nodes=args.nodes,
+            name_pattern=args.name_pattern, super_pod_size=args.super_pod_size))
+        console.print(f"[bold]>[/] emulator REST API on {url} (export NPU_EMU_URL={url})")
+    console.print(f"[bold]>[/] total {time.monotonic() - t0:.1f}s")
     console.print(f"export KUBECONFIG={cp.kubeconfig}")
     print(cp.kubeconfig)
     return 0

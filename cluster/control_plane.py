@@ -176,6 +176,12 @@ class ControlPlane(KubeCluster):
             say(f"starting vc-scheduler and vc-controller-manager ({n_crds} CRDs established)")
             self._start_volcano(binaries, record, detach)
             record.timings_s["volcano"] = round(time.monotonic() - t2, 2)
+            t3 = time.monotonic()
+            say("starting the AscendJob controller (stand-in Ascend Operator)")
+            record.ports["ascendjob-controller"] = {"healthz": free_port()}
+            self._write_record(record)
+            self.start_components([self.ascendjob_component(record.ports)], detach)
+            record.timings_s["ascendjob_controller"] = round(time.monotonic() - t3, 2)
             record.timings_s["total"] = round(time.monotonic() - t0, 2)
             self._write_record(record)
         except BaseException:
@@ -238,24 +244,41 @@ class ControlPlane(KubeCluster):
                                         listen_port=cm["listen"], healthz_port=cm["healthz"]),
         ]
 
+    @property
+    def ascendjob_ranktable_root(self) -> Path:
+        """Where the AscendJob controller started by `up` writes rank-table files of jobs with a
+        `ranktable` volume (`<root>/<namespace>.<job>/hccl.json`)."""
+        return self.dir / "ranktable"
+
+    def ascendjob_component(self, ports: dict[str, dict[str, int]]) -> Component:
+        from .ascendjob.component import build_ascendjob_controller
+
+        return build_ascendjob_controller(kubeconfig=self.kubeconfig,
+                                          healthz_port=ports["ascendjob-controller"]["healthz"],
+                                          ranktable_root=self.ascendjob_ranktable_root)
+
     def _start_volcano(self, binaries: Binaries, record: ClusterRecord, detach: bool) -> None:
         record.ports.update({n: {"listen": free_port(), "healthz": free_port()} for n in VOLCANO_COMPONENTS})
         self._write_record(record)
         (self.dir / "vc-scheduler-cache").mkdir(exist_ok=True)
-        for component in self.volcano_components(binaries, record.ports):
+        self.start_components(self.volcano_components(binaries, record.ports), detach)
+
+    def start_components(self, components: list[Component], detach: bool) -> None:
+        started: dict[str, ManagedProcess] = {}
+        for component in components:
             proc = ManagedProcess(component, self.log_dir, ready_timeout_s=90)
             proc.start()
             pid_file = self.dir / "pids" / f"{component.name}.json"
             pid_file.parent.mkdir(exist_ok=True)
             pid_file.write_text(json.dumps({"pid": proc.pid, "argv": component.argv,
                                             "log": str(proc.log_path)}))
-            self._processes[component.name] = proc
-        for proc in self._processes.values():
+            self._processes[component.name] = started[component.name] = proc
+        for proc in started.values():
             proc.wait_ready()
         if detach:
-            for name, proc in list(self._processes.items()):
+            for name, proc in started.items():
                 proc.detach(self.dir / "pids" / f"{name}.json")
-            self._processes.clear()
+                del self._processes[name]
 
     # ---- status and teardown -----------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
@@ -265,7 +288,7 @@ class ControlPlane(KubeCluster):
             with contextlib.suppress(OSError, ValueError):
                 pid = int(pid_file.read_text().strip())
                 procs[pid_file.stem] = f"running (pid {pid})" if process_alive(pid) else "stopped"
-        for name in VOLCANO_COMPONENTS:
+        for name in (*VOLCANO_COMPONENTS, "ascendjob-controller", "npu-emu-serve"):
             port = record.ports.get(name, {}).get("healthz")
             from .components import HttpProbe
 

@@ -27,6 +27,7 @@ def _add_serve(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     group.add_argument("--profile", help="profile for a one-group cluster (with --nodes); e.g. atlas-800-9000")
     p.add_argument("--nodes", type=int, default=1, help="node count with --profile (default: %(default)s)")
     p.add_argument("--name-pattern", default="npu-node-{index}", help="node names with --profile")
+    p.add_argument("--super-pod-size", type=int, default=0, help="nodes per SuperPoD with --profile (A3)")
     p.add_argument("--host", default="127.0.0.1", help="bind address (default: %(default)s)")
     p.add_argument("--port", type=int, default=8910, help="port (default: %(default)s)")
     p.add_argument("--uds", type=Path, help="also serve on this unix socket")

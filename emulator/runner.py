@@ -81,7 +81,7 @@ def _cluster_from_args(args: argparse.Namespace) -> ClusterSpec | None:
     if args.cluster:
         return load_cluster_spec(args.cluster)
     if args.profile:
-        return simple_cluster_spec(args.profile, args.nodes, args.name_pattern)
+        return simple_cluster_spec(args.profile, args.nodes, args.name_pattern, super_pod_size=args.super_pod_size)
     return None
 
 
