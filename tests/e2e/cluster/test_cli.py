@@ -48,11 +48,14 @@ def test_up_status_down_next_to_another_cluster(control_plane, tmp_path, request
         status = json.loads(st.stdout)
         assert status["nodes"] == {"total": 3, "ready": 3, "ascend910_allocatable": 24}
         assert set(status["processes"]) >= {"etcd", "kube-apiserver", "kube-controller-manager",
-                                            "kwok-controller", "vc-scheduler", "vc-controller-manager"}
+                                            "kwok-controller", "vc-scheduler", "vc-controller-manager",
+                                            "ascendjob-controller", "npu-emu-serve"}
+        assert status["processes"]["npu-emu-serve"] == "running (healthz ok)"
         pids = [int(p.split("pid ")[1].rstrip(")")) for p in status["processes"].values() if "pid " in p]
         pid_files = (tmp_path / "clusters" / name / "pids").glob("*.json")
         pids += [json.loads(f.read_text())["pid"] for f in pid_files]
-        assert len(pids) == 6 and all(alive(p) for p in pids)
+        # kwokctl's four, Volcano's two, the AscendJob controller, the emulator and fleet mode
+        assert len(pids) == 9 and all(alive(p) for p in pids)
         # Different ports from the session's cluster, which is still serving.
         assert Path(kubeconfig).read_text() != control_plane.kubeconfig.read_text()
         assert control_plane.count_nodes()[0] >= 0
