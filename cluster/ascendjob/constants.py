@@ -78,6 +78,11 @@ A3_SCHEDULE_POLICIES = ("chip2-node16-sp", "chip2-node8-sp")
 LABEL_FAULT_SCHEDULING = "fault-scheduling"
 LABEL_FAULT_RETRY_TIMES = "fault-retry-times"
 LABEL_POD_RESCHEDULING = "pod-rescheduling"
+# Set by fleet mode on a pod it failed for a device fault (deviceplugin/workload_faults.py): npu-emu's
+# stand-in for ascend-for-volcano reading the device-info ConfigMaps.
+ANN_DEVICE_FAULT = "npu-emu.io/device-fault"
+FAULT_SCHEDULING_ON = ("force", "grace")
+GRACE_FORCE_AFTER_S = 15 * 60  # fault-scheduling grace: force-delete pods still there 15 min later (§7.5)
 
 # Job condition types (kubeflow JobConditionType) and reasons (kubeflow util).
 CREATED = "Created"

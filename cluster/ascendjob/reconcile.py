@@ -19,6 +19,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from kubernetes.client.exceptions import ApiException
@@ -29,7 +30,7 @@ from .kube import Kube
 from .podgroup import build_podgroup, podgroup_phase
 from .pods import build_pod, pod_name
 from .ranktable import RankTable, build_ranktable, live_pods
-from .recovery import Action, decide, delete_grace_s
+from .recovery import Action, decide, delete_grace_s, overdue
 from .service import build_service, service_address
 from .sink import RankTableSink
 from .spec import InvalidJob, JobView
@@ -132,6 +133,8 @@ class Reconciler:
         # Pods a restart already deleted are not the job's any more, even before they are gone.
         all_pods = pods
         mem.deleted &= {str(p["metadata"].get("uid")) for p in all_pods}
+        for stuck in overdue(job, all_pods, datetime.now(UTC)):  # fault-scheduling grace: 15 min, then force
+            self.kube.delete(self.kube.core_path(job.namespace, "pods", stuck), grace_s=0)
         pods = [p for p in all_pods if str(p["metadata"].get("uid")) not in mem.deleted]
 
         decision = decide(job, pods, mem.version)

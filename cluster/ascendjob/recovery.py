@@ -6,29 +6,35 @@ Decided in this order:
   2. backoffLimit reached                 -> fail the job;
   3. replica restartPolicy ExitCode and a retryable exit code (128-255, kubeflow's rule)
                                           -> recreate those pods;
-  4. label pod-rescheduling: "on"         -> recreate only the failed pods;
-  5. label fault-retry-times: N, with fewer than N restarts so far
+  4. every failed pod failed for a device fault (annotation npu-emu.io/device-fault, set by fleet
+     mode) and label fault-scheduling: force | grace
+                                          -> with pod-rescheduling: "on" recreate only the failed
+                                             pods, else restart the whole job;
+  5. label pod-rescheduling: "on"         -> recreate only the failed pods;
+  6. label fault-retry-times: N, with fewer than N restarts so far
                                           -> restart the whole job (every pod deleted and recreated
                                              with the next `version`);
-  6. otherwise                            -> the job fails (status.py reports it).
+  7. otherwise                            -> the job fails (status.py reports it).
 Each recreate / restart counts as one restart (the pods' `version` label) and sets Restarting; the
 job shows Running again once its new pods run.
 
-Not here yet (issue 7): fault-scheduling grace / force / off, which choose how the pods are deleted
-(graceful then forced after 15 min, at once, or not at all); `delete_grace_s` is the hook for it.
+fault-scheduling also chooses how pods are deleted (`delete_grace_s`): force at once (grace 0); grace
+with the pod's own grace period, then forced once 15 minutes passed (`overdue`); off (or no label): no
+device-fault rescheduling at all (rules 5-7 still apply).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import Enum
 from typing import Any
 
 from . import constants as k
 from .spec import JobView
 
-__all__ = ["Action", "Decision", "decide", "delete_grace_s", "failed_pods"]
+__all__ = ["Action", "Decision", "decide", "delete_grace_s", "device_fault", "failed_pods", "overdue"]
 
 
 class Action(Enum):
@@ -72,8 +78,32 @@ def _retry_times(job: JobView) -> int:
 
 
 def delete_grace_s(job: JobView) -> int | None:
-    """Grace period for pods deleted by a restart (None: the pod's own). Issue 7: fault-scheduling."""
+    """Grace period for pods deleted by a restart: 0 with fault-scheduling force, else the pod's own."""
     return 0 if job.labels.get(k.LABEL_FAULT_SCHEDULING) == "force" else None
+
+
+def device_fault(pod: Mapping[str, Any]) -> str:
+    """What fleet mode wrote when it failed the pod for a device fault ("" when it did not)."""
+    return str(((pod.get("metadata") or {}).get("annotations") or {}).get(k.ANN_DEVICE_FAULT, ""))
+
+
+def overdue(job: JobView, pods: Iterable[Mapping[str, Any]], now: datetime,
+            after_s: float = k.GRACE_FORCE_AFTER_S) -> list[str]:
+    """fault-scheduling grace: pods being deleted for longer than `after_s` (to delete with grace 0)."""
+    if job.labels.get(k.LABEL_FAULT_SCHEDULING) != "grace":
+        return []
+    out = []
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        since = meta.get("deletionTimestamp")
+        if not since:
+            continue
+        started = datetime.fromisoformat(str(since).replace("Z", "+00:00"))
+        grace = int(meta.get("deletionGracePeriodSeconds") or 0)
+        # deletionTimestamp is when the grace period ends: the deletion began `grace` seconds before it.
+        if (now - started).total_seconds() + grace >= after_s:
+            out.append(str(meta.get("name")))
+    return sorted(out)
 
 
 def decide(job: JobView, pods: Iterable[Mapping[str, Any]], restarts: int) -> Decision:
@@ -96,6 +126,17 @@ def decide(job: JobView, pods: Iterable[Mapping[str, Any]], restarts: int) -> De
         return Decision(Action.RECREATE_PODS, tuple(sorted(retryable)),
                         f"AscendJob {job.key} is restarting because {', '.join(retryable)} exited with a "
                         f"retryable code.")
+    faults = [device_fault(p) for p in failed]
+    if all(faults) and job.labels.get(k.LABEL_FAULT_SCHEDULING) in k.FAULT_SCHEDULING_ON:
+        why = f"device fault {', '.join(sorted(set(faults)))}"
+        if job.labels.get(k.LABEL_POD_RESCHEDULING) == "on":
+            return Decision(Action.RECREATE_PODS, names,
+                            f"AscendJob {job.key} is rescheduling failed pod(s) {', '.join(names)} after a {why}.")
+        everything = tuple(sorted(str(p["metadata"]["name"]) for p in pods
+                                  if not (p.get("metadata") or {}).get("deletionTimestamp")))
+        return Decision(Action.RESTART_JOB, everything,
+                        f"AscendJob {job.key} is restarting after a {why} (fault-scheduling "
+                        f"{job.labels[k.LABEL_FAULT_SCHEDULING]}).")
     if job.labels.get(k.LABEL_POD_RESCHEDULING) == "on":
         return Decision(Action.RECREATE_PODS, names,
                         f"AscendJob {job.key} is rescheduling failed pod(s) {', '.join(names)}.")
