@@ -41,7 +41,7 @@ def test_fault_fails_the_pod_and_the_job_recovers_elsewhere(ft_stack: Any, ft_na
                                                             case: Case) -> None:
     ns, name = ft_namespace, f"j-{case.kind[:8]}"
     create_acjob(ft_stack.api_client, ns, acjob(name, ft_stack.selector, chips=4,
-                                                labels={"fault-retry-times": "3"}))
+                                                labels={"fault-scheduling": "force"}))
     before = running_job(ft, ns, name, 2)
     victim = next(p for p in ft.job_pods(ns, name) if p.metadata.name == f"{name}-worker-0")
     node, phys = pod_chips(victim)  # type: ignore[misc]
@@ -88,7 +88,8 @@ def test_fault_fails_the_pod_and_the_job_recovers_elsewhere(ft_stack: Any, ft_na
     assert "device fault, nodeName:" in pod_event[0].message
 
     # The operator restarts the job; the new pods run on healthy chips and the rank table is rewritten.
-    wait_until("JobRestarting", lambda: job_events(ft.core, ns, name, "JobRestarting"), timeout_s=60)
+    restarting = wait_until("JobRestarting", lambda: job_events(ft.core, ns, name, "JobRestarting"), timeout_s=60)
+    assert "device fault" in restarting[0].message and case.code in restarting[0].message
     after = ft.wait_recovered(ns, name, replicas=2, replaced=before.pods.values(), avoid=fault, timeout_s=180)
     for held_node, held in after.chips.values():
         assert not (held_node == node and phy in held)
