@@ -138,7 +138,12 @@ class ClusterSpec(_Strict):
 def fixtures_dir() -> Path:
     """fixtures/ of this checkout, or $NPU_EMU_FIXTURES."""
     override = os.environ.get("NPU_EMU_FIXTURES")
-    return Path(override) if override else _REPO_FIXTURES
+    if override:
+        return Path(override)
+    if not _REPO_FIXTURES.is_dir():
+        raise FileNotFoundError(f"npu-emu's fixtures are not at {_REPO_FIXTURES}; install npu-emu from a "
+                                "checkout (pip install -e .) or set NPU_EMU_FIXTURES to its fixtures/ folder")
+    return _REPO_FIXTURES
 
 
 def _read_yaml(path: Path) -> Any:
