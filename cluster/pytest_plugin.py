@@ -10,6 +10,9 @@ Fixtures
   ascend_fleet           function: 8 x Atlas 800T A2 (910B) nodes, as an AscendFleet.
   emulator_client        session: emulator.client.EmulatorClient for --npu-emu-url ($NPU_EMU_URL), or
                          for an emulator started with `npu-emu serve` for the session.
+  npu_faults             function: cluster.faults_helper.NpuFaults on emulator_client and kube_client:
+                         inject / inject_on_pod / replay(scenario, nodes=...) / wait_recovered(job);
+                         clears the faults it injected afterwards (docs/fault-tolerance.md).
 
 This module must import cheaply and never break pytest for projects that do not use it: nothing
 heavy at module level, everything inside the fixtures.
@@ -222,3 +225,7 @@ def emulator_client(request: pytest.FixtureRequest,
     with ManagedProcess(component, state, ready_timeout_s=60), \
             EmulatorClient(f"http://127.0.0.1:{port}") as client:
         yield client
+
+
+# Fault injection and recovery assertions (docs/fault-tolerance.md); stdlib-only at import time.
+from .faults_helper import npu_faults  # noqa: E402, F401

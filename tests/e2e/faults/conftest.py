@@ -133,6 +133,3 @@ def emulator_client(ft_stack: FtStack) -> Any:
 def kube_client(ft_stack: FtStack) -> Any:
     return ft_stack.api_client
 
-
-# The user-facing fixture, as a suite would get it from the npu_emu plugin.
-from cluster.faults_helper import npu_faults  # noqa: E402, F401
