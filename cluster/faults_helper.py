@@ -112,6 +112,9 @@ class PodRecorder:
                     self._ready.set()
                 for ev in watch.Watch().stream(self.core.list_namespaced_pod, self.namespace,
                                                resource_version=version, timeout_seconds=2):
+                    if ev["type"] == "ERROR":  # e.g. 410: the resume point is gone
+                        version = None
+                        break
                     self._add(ev["object"])
                     version = ev["object"].metadata.resource_version
                     if self._stop.is_set():
@@ -140,6 +143,18 @@ class PodRecorder:
 
     def wait_failed(self, uid: str, timeout_s: float = 60.0) -> Any:
         return wait_until(f"pod {uid} Failed", lambda: self.failed(uid), timeout_s=timeout_s, interval_s=0.05)
+
+    def wait_any_failed(self, uids: Iterable[str], timeout_s: float = 60.0) -> Any:
+        """The first of these pods to reach Failed (a job restart can delete the others before they do)."""
+        wanted = list(uids)
+
+        def probe() -> Any | None:
+            found = [(self.first_time(u, lambda p: p.status is not None and p.status.phase == "Failed"), u)
+                     for u in wanted]
+            done = sorted((t, u) for t, u in found if t is not None)
+            return self.failed(done[0][1]) if done else None
+
+        return wait_until(f"one of {len(wanted)} pods Failed", probe, timeout_s=timeout_s, interval_s=0.05)
 
 
 class NpuFaults:
