@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import time
 from typing import Any
+
+from cluster.namespaces import delete_namespace_and_wait, wait_service_account  # noqa: F401 (re-exported)
 
 ASCEND = "huawei.com/Ascend910"
 FAIL_LABEL = "pod-failed.stage.npu-emu.io"
@@ -68,21 +68,3 @@ def job_events(core: Any, namespace: str, name: str, reason: str) -> list[Any]:
     return [e for e in events if e.reason == reason]
 
 
-def wait_service_account(core: Any, namespace: str) -> None:
-    deadline = time.monotonic() + 60
-    while not core.list_namespaced_service_account(namespace, field_selector="metadata.name=default").items:
-        if time.monotonic() > deadline:
-            raise AssertionError(f"namespace {namespace}: no default service account after 60s")
-        time.sleep(0.1)
-
-
-def delete_namespace_and_wait(core: Any, namespace: str, timeout_s: float = 120) -> None:
-    from kubernetes.client.exceptions import ApiException
-
-    with contextlib.suppress(ApiException):
-        core.delete_namespace(namespace, propagation_policy="Background")
-    deadline = time.monotonic() + timeout_s
-    while core.list_namespaced_pod(namespace).items:
-        if time.monotonic() > deadline:
-            raise AssertionError(f"namespace {namespace}: pods left {timeout_s:.0f}s after deletion")
-        time.sleep(0.25)
