@@ -238,7 +238,15 @@ class NpuFaults:
     def device_info(self, node: str) -> dict[str, Any]:
         """The node's mindx-dl-deviceinfo ConfigMap: DeviceList (parsed, Fault list parsed too) and
         ManuallySeparateNPU."""
-        cm = self.core.read_namespaced_config_map(f"mindx-dl-deviceinfo-{node}", DEVICE_INFO_NS)
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            cm = self.core.read_namespaced_config_map(f"mindx-dl-deviceinfo-{node}", DEVICE_INFO_NS)
+        except ApiException as e:
+            if e.status != 404:
+                raise
+            # fleet mode has not written this node yet: nothing is listed, callers wait for a change
+            return {"DeviceList": {"huawei.com/Ascend910-Fault": []}, "ManuallySeparateNPU": ""}
         data = cm.data or {}
         devices = dict(json.loads(data["DeviceInfoCfg"])["DeviceInfo"]["DeviceList"])
         devices["huawei.com/Ascend910-Fault"] = json.loads(devices.get("huawei.com/Ascend910-Fault") or "[]")
